@@ -1,0 +1,69 @@
+"""Child process of the benchmark runner: run one case, print one JSON line."""
+
+from __future__ import annotations
+
+import json
+import os
+import resource
+import sys
+import time
+from pathlib import Path
+
+
+def _rss_kib() -> int:
+    with open("/proc/self/status") as fh:
+        for line in fh:
+            if line.startswith("VmRSS:"):
+                return int(line.split()[1])
+    return 0
+
+
+def load_dataset(name: str):
+    """CASC sets by name (published columns), or ``synthetic:KIND:N:D[:SEED]``."""
+    if name.startswith("synthetic:"):
+        from pysdcmicro.datasets import make_synthetic
+
+        parts = name.split(":")
+        kind, n, d = parts[1], int(parts[2]), int(parts[3])
+        seed = int(parts[4]) if len(parts) > 4 else 0
+        return make_synthetic(n, d, kind=kind, rng=seed)
+    from pysdcmicro.datasets import load_casc
+
+    folder = os.environ.get("PYSDCMICRO_CASC_DIR") or str(Path(__file__).resolve().parents[2] / "shared" / "data")
+    return load_casc(name, data_dir=folder)
+
+
+def main() -> None:
+    case = json.loads(sys.argv[1])
+    import numpy as np  # noqa: F401
+
+    import pysdcmicro
+
+    data = load_dataset(case["dataset"])
+    baseline = _rss_kib()
+    t0 = time.perf_counter()
+    res = pysdcmicro.microaggregate(
+        data, case["k"], method=case["method"], improve=case.get("improve"),
+        improve_options=case.get("improve_options"), rng=case.get("seed"),
+        time_limit=case.get("time_limit"), **case.get("options", {}),
+    )
+    wall = time.perf_counter() - t0
+    peak = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss
+    out = {
+        "information_loss": res.information_loss,
+        "lower_bound": res.lower_bound,
+        "gap": res.gap,
+        "seconds": wall,
+        "peak_mib": max(0, peak - baseline) / 1024.0,
+        "status": res.status,
+        "n": res.n,
+        "d": len(res.variables),
+        "n_groups": res.n_groups,
+        "max_group_size": int(res.group_sizes.max()),
+        "info": {k: v for k, v in res.to_dict().items() if k in ("path_length",)},
+    }
+    print(json.dumps(out))
+
+
+if __name__ == "__main__":
+    main()

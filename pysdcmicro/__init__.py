@@ -1,0 +1,79 @@
+"""pysdcmicro: microaggregation for statistical disclosure control.
+
+Partition records into groups of at least k and release each record's quasi-identifiers as
+its group mean, with the least information loss IL = 100 * SSE / SST (on standardized
+variables).
+
+Quick start
+-----------
+>>> import pandas as pd, pysdcmicro
+>>> df = pysdcmicro.datasets.make_demo_data(n=60, rng=1)
+>>> res = pysdcmicro.microaggregate(df, 3, variables=["employees", "turnover", "wages"])
+>>> res.status, int(res.group_sizes.min()) >= 3
+('done', True)
+"""
+
+from __future__ import annotations
+
+__version__ = "0.1.0"
+
+from . import datasets
+from ._api import Microaggregator, microaggregate
+from ._context import ProgressEvent
+from ._errors import (
+    ConstantColumnWarning,
+    InvalidInputError,
+    InvalidTypeError,
+    PysdcmicroError,
+    StratumTooSmallError,
+)
+from ._partition import check_partition, information_loss, sse, sst
+from ._registry import MethodSpec
+from ._result import STATUSES, MicroaggregationResult, Solution
+from ._standardize import standardize
+from .constructive import mdav
+
+__all__ = [
+    "__version__",
+    "microaggregate",
+    "Microaggregator",
+    "MicroaggregationResult",
+    "Solution",
+    "STATUSES",
+    "ProgressEvent",
+    "methods",
+    "improvements",
+    "mdav",
+    "sse",
+    "sst",
+    "information_loss",
+    "check_partition",
+    "standardize",
+    "datasets",
+    "PysdcmicroError",
+    "InvalidInputError",
+    "InvalidTypeError",
+    "StratumTooSmallError",
+    "ConstantColumnWarning",
+    "MethodSpec",
+]
+
+
+def methods() -> dict[str, MethodSpec]:
+    """Registered methods by name (read by the CLI, the docs and the contract tests).
+
+    Examples
+    --------
+    >>> "mdav" in methods()
+    True
+    """
+    from ._registry import all_methods
+
+    return all_methods()
+
+
+def improvements() -> dict[str, MethodSpec]:
+    """Registered improvement steps (local search) by name."""
+    from ._registry import all_improvements
+
+    return all_improvements()

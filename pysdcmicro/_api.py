@@ -1,0 +1,452 @@
+"""The facade: :func:`microaggregate` and the estimator :class:`Microaggregator`.
+
+Pipeline (STYLE item 7): validate -> standardize -> partition (registered method, then
+optional improvement steps; per stratum) -> aggregate -> metrics.
+"""
+
+from __future__ import annotations
+
+import math
+import sys
+import time
+import warnings
+from typing import Any, Callable
+
+import numpy as np
+import pandas as pd
+
+from . import _registry
+from ._context import Context, ProgressEvent
+from ._errors import ConstantColumnWarning, InvalidInputError, InvalidTypeError, StratumTooSmallError
+from ._partition import canonical_labels, check_partition, group_means, groups_from_labels, sse, sst
+from ._result import MicroaggregationResult, Solution
+from ._standardize import SCALINGS, standardize
+from ._validation import as_dataset, check_choice, check_k, check_time_limit
+
+__all__ = ["microaggregate", "Microaggregator"]
+
+_STATUS_RANK = {"done": 0, "limit": 1, "infeasible": 2}
+
+
+class _Step:
+    """A resolved improvement step: a registered name or a user callable, with options."""
+
+    def __init__(self, spec_or_callable: Any, options: dict):
+        if callable(spec_or_callable) and not isinstance(spec_or_callable, _registry.MethodSpec):
+            self.name = getattr(spec_or_callable, "__name__", "custom")
+            self.core = spec_or_callable
+            self.spec = None
+        else:
+            self.spec = spec_or_callable
+            self.name = spec_or_callable.name
+            self.core = spec_or_callable.core
+            self.spec.check_options(options)
+        self.options = options
+
+    def settings(self) -> dict:
+        opts = dict(self.spec.defaults()) if self.spec else {}
+        opts.update(self.options)
+        return {"name": self.name, "options": opts}
+
+
+def _resolve_improve(improve: Any, improve_options: dict | None) -> list[_Step]:
+    if improve is None:
+        if improve_options:
+            raise InvalidInputError("`improve_options` was given but `improve` is None.")
+        return []
+    items = improve if isinstance(improve, list) else [improve]
+    steps = []
+    for item in items:
+        options = dict(improve_options or {}) if len(items) == 1 else {}
+        if isinstance(item, tuple):
+            if len(item) != 2 or not isinstance(item[1], dict):
+                raise InvalidTypeError(
+                    f"an `improve` step given as a tuple must be (name, options_dict); got {item!r}."
+                )
+            item, options = item[0], {**options, **item[1]}
+        if isinstance(item, str):
+            steps.append(_Step(_registry.get_improvement(item), options))
+        elif callable(item):
+            steps.append(_Step(item, options))
+        else:
+            raise InvalidTypeError(
+                f"`improve` must be an improvement name, a callable, or a list of them; got {item!r}."
+            )
+    return steps
+
+
+def _as_solution(out: Any) -> Solution:
+    if isinstance(out, Solution):
+        return out
+    return Solution(labels=np.asarray(out))
+
+
+def _run_core(call: Callable[[], Any], ctx: Context, fallback: np.ndarray | None) -> Solution:
+    """Run a core; on Ctrl-C stop every deadline and return the incumbent."""
+    try:
+        return _as_solution(call())
+    except KeyboardInterrupt:
+        ctx.deadline.stop()
+        labels, _ = ctx.incumbent
+        if labels is None:
+            labels = fallback
+        if labels is None:
+            raise
+        return Solution(labels=labels, status="limit",
+                        message="interrupted (Ctrl-C): best partition found so far")
+
+
+def _solve_block(method_core: Callable, options: dict, steps: list[_Step], Z: np.ndarray, k: int,
+                 ctx: Context) -> tuple[Solution, list[str]]:
+    """Method then improvement steps on one block of records (the whole data or a stratum)."""
+    n = Z.shape[0]
+    sol = _run_core(lambda: method_core(Z, k, ctx, **options), ctx, None)
+    _check_core_output(sol.labels, n, k, "method")
+    statuses = [sol.status]
+    messages = [sol.message] if sol.message else []
+    info = dict(sol.info)
+    lower = sol.lower_bound
+    labels = sol.labels
+    current = sse(Z, labels)
+    for step in steps:
+        ctx.reset_incumbent()
+        ctx.offer(labels, current)
+        step_ctx = ctx.child(stage=step.name)
+        new = _run_core(lambda: step.core(Z, labels, k, step_ctx, **step.options), step_ctx, labels)
+        _check_core_output(new.labels, n, k, f"improvement {step.name!r}")
+        new_sse = sse(Z, new.labels)
+        if new_sse <= current + 1e-9 * max(1.0, abs(current)):
+            labels, current = new.labels, new_sse
+        else:  # an improvement step must never make things worse; keep the input
+            messages.append(f"{step.name}: result worse than its input was discarded")
+        statuses.append(new.status)
+        if new.message:
+            messages.append(f"{step.name}: {new.message}")
+        for key, value in new.info.items():
+            info[f"{step.name}.{key}" if key in info else key] = value
+        if new.lower_bound is not None:
+            lower = new.lower_bound if lower is None else max(lower, new.lower_bound)
+    status = max(statuses, key=_STATUS_RANK.__getitem__)
+    return Solution(labels=labels, status=status, message="; ".join(messages), lower_bound=lower,
+                    info=info), messages
+
+
+def _check_core_output(labels: np.ndarray, n: int, k: int, what: str) -> None:
+    try:
+        check_partition(np.asarray(labels), n, k)
+    except InvalidInputError as exc:  # a bug in a core, not a user error
+        raise RuntimeError(f"{what} returned an invalid k-partition: {exc}") from None
+
+
+class _TerminalProgress:
+    """Print progress events to stderr at most every ``interval`` seconds."""
+
+    def __init__(self, interval: float = 0.5, stream=None):
+        self.interval = interval
+        self.stream = stream if stream is not None else sys.stderr
+        self._last = -math.inf
+
+    def __call__(self, event: ProgressEvent) -> None:
+        now = time.monotonic()
+        if now - self._last >= self.interval:
+            self._last = now
+            print(str(event), file=self.stream, flush=True)
+
+
+def _progress_callback(progress: Any) -> Callable | None:
+    if progress is None or progress is False:
+        return None
+    if progress is True:
+        return _TerminalProgress()
+    if callable(progress):
+        return progress
+    raise InvalidTypeError(f"`progress` must be None, True or a callable; got {progress!r}.")
+
+
+def _versions() -> dict:
+    from . import __version__
+
+    versions = {"pysdcmicro": __version__, "numpy": np.__version__, "pandas": pd.__version__}
+    mod = sys.modules.get("ortools")
+    if mod is not None:
+        versions["ortools"] = getattr(mod, "__version__", "?")
+    return versions
+
+
+def _rng_setting(rng: Any) -> Any:
+    if rng is None or isinstance(rng, (int, np.integer)):
+        return None if rng is None else int(rng)
+    return f"<{type(rng).__name__} given by the caller>"
+
+
+def microaggregate(frame: Any, k: int, *, variables: Any = None, method: str | Callable = "mdav",
+                   strata: Any = None, improve: Any = None, improve_options: dict | None = None,
+                   scaling: str = "standardize", rng: Any = None, time_limit: float | None = None,
+                   progress: Any = None, keep_history: bool = False,
+                   **method_options: Any) -> MicroaggregationResult:
+    """Microaggregate the chosen columns of ``frame`` into groups of at least ``k`` records.
+
+    Each record's chosen variables are replaced by the mean of its group; the grouping
+    minimises (heuristically, or with a certified bound for the optimisation methods) the
+    information loss IL = 100 * SSE / SST on the standardized variables.
+
+    Parameters
+    ----------
+    frame : DataFrame or array_like of shape (n, p)
+        The records. Never modified.
+    k : int
+        Minimum group size (the k of k-anonymity), 2 <= k <= n.
+    variables : column label or list, optional
+        Columns microaggregated jointly. Default: every numeric (non-boolean) column that
+        is not a stratum column. For an array: column positions.
+    method : str or callable, default "mdav"
+        A registered method name (``pysdcmicro.methods()`` lists them) or a callable
+        ``core(Z, k, ctx, **options)`` returning labels or a ``Solution``.
+    strata : column label or list, optional
+        Microaggregate within each combination of these columns' values (sdcMicro's
+        ``strata_variables``). A stratum with fewer than ``k`` records is an error.
+    improve : str, callable, (name, options) tuple, or list of them, optional
+        Improvement steps run after the method (local search). Each never raises the SSE.
+    improve_options : dict, optional
+        Options of a single improvement step.
+    scaling : {"standardize", "none"}, default "standardize"
+        How records are compared while building the partition: z-scores (the literature's
+        convention, with ``ddof=1``) or the raw values. IL is always computed on z-scores.
+    rng : None, int or numpy.random.Generator
+        Seed of every random choice (``np.random.default_rng(rng)`` is made once).
+    time_limit : float, optional
+        Seconds for the whole call. A method that reaches it returns its best partition
+        so far with ``status="limit"``; it never raises.
+    progress : None, True or callable, optional
+        ``True`` prints progress to stderr; a callable receives
+        :class:`~pysdcmicro.ProgressEvent` objects.
+    keep_history : bool, default False
+        Store the progress events in ``result.history``.
+    **method_options
+        Options of the chosen method (see ``pysdcmicro.methods()``).
+
+    Returns
+    -------
+    MicroaggregationResult
+
+    Raises
+    ------
+    InvalidInputError (a ValueError), InvalidTypeError (a TypeError)
+        For bad input; the message names the parameter or column, the rule and the value.
+
+    Notes
+    -----
+    Constant columns are kept unchanged and contribute nothing to SSE or SST (a
+    :class:`~pysdcmicro.ConstantColumnWarning` says so). If every chosen column is
+    constant, IL is undefined and an error is raised.
+
+    With ``strata``, each stratum is partitioned on its own (records are standardized over
+    the whole data, so IL is that of the whole data set).
+
+    Examples
+    --------
+    >>> import pandas as pd
+    >>> from pysdcmicro import microaggregate
+    >>> df = pd.DataFrame({"id": list("abcdef"),
+    ...                    "income": [10.0, 11.0, 12.0, 50.0, 52.0, 54.0],
+    ...                    "age": [30, 31, 33, 60, 61, 62]})
+    >>> res = microaggregate(df, 3, variables=["income", "age"])
+    >>> res.data["income"].tolist()
+    [11.0, 11.0, 11.0, 52.0, 52.0, 52.0]
+    >>> res.data["id"].tolist()   # other columns pass through untouched
+    ['a', 'b', 'c', 'd', 'e', 'f']
+    >>> res.status, res.n_groups
+    ('done', 2)
+    """
+    started = time.monotonic()
+    ds = as_dataset(frame, variables, strata)
+    k = check_k(k, ds.n)
+    time_limit = check_time_limit(time_limit)
+    scaling = check_choice(scaling, "scaling", SCALINGS)
+    if not isinstance(keep_history, bool):
+        raise InvalidTypeError(f"`keep_history` must be True or False; got {keep_history!r}.")
+
+    if isinstance(method, str):
+        spec = _registry.get_method(method)
+        spec.check_options(method_options)
+        method_name, method_core = spec.name, spec.core
+        options_setting = {**spec.defaults(), **method_options}
+    elif callable(method):
+        spec = None
+        method_name = getattr(method, "__name__", "custom")
+        method_core = method
+        options_setting = dict(method_options)
+    else:
+        raise InvalidTypeError(f"`method` must be a method name or a callable; got {method!r}.")
+    steps = _resolve_improve(improve, improve_options)
+    callback = _progress_callback(progress)
+
+    Z_il, center, scale, constant = standardize(ds.X)
+    if constant.all():
+        names = ", ".join(map(str, ds.variables))
+        raise InvalidInputError(
+            f"every chosen variable is constant ({names}); SST is 0, so information loss is undefined "
+            "and there is nothing to microaggregate."
+        )
+    for j in np.flatnonzero(constant):
+        warnings.warn(
+            f"column {ds.variables[j]!r} is constant (value {ds.X[0, j]:g}): it is left unchanged and "
+            "contributes nothing to SSE or SST.",
+            ConstantColumnWarning, stacklevel=2,
+        )
+    Z = Z_il if scaling == "standardize" else np.ascontiguousarray(ds.X - center)
+    total = sst(Z_il)
+    full_name = method_name + "".join(f"+{s.name}" for s in steps)
+
+    root = Context(rng, time_limit, callback=callback, sst=total if scaling == "standardize" else None,
+                   method=full_name, keep_history=keep_history)
+    rng_gen = root.rng
+
+    if ds.strata is None:
+        block_sol, _ = _solve_block(method_core, method_options, steps, Z, k, root)
+        labels = block_sol.labels
+        status, message, lower, info = block_sol.status, block_sol.message, block_sol.lower_bound, block_sol.info
+    else:
+        labels, status, message, lower, info = _solve_strata(
+            ds, method_core, method_options, steps, Z, k, root, callback, keep_history, total, scaling, full_name)
+
+    labels = canonical_labels(labels)
+    groups = groups_from_labels(labels)
+    means = group_means(ds.X, labels, len(groups))
+    data = _build_output(ds, labels, means, constant)
+    sse_value = sse(Z_il, labels)
+    il = 100.0 * sse_value / total
+    lower_il = gap = None
+    if lower is not None and scaling == "standardize":
+        lower_il = max(0.0, 100.0 * lower / total)
+        gap = (il - lower_il) / il if il > 0 else 0.0
+    settings = {
+        "method": method_name,
+        "k": k,
+        "options": options_setting,
+        "improve": [s.settings() for s in steps],
+        "rng": _rng_setting(rng),
+        "time_limit": time_limit,
+        "scaling": scaling,
+        "strata": list(ds.strata_columns),
+        "variables": list(ds.variables),
+        "versions": _versions(),
+    }
+    del rng_gen
+    return MicroaggregationResult(
+        data=data, labels=labels, groups=groups, k=k, method=full_name, sse=sse_value, sst=total,
+        information_loss=il, lower_bound=lower_il, gap=gap, status=status, message=message,
+        seconds=time.monotonic() - started, variables=list(ds.variables), settings=settings, info=info,
+        history=list(root.history) if keep_history else None,
+    )
+
+
+def _solve_strata(ds, method_core, options, steps, Z, k, root, callback, keep_history, total, scaling,
+                  full_name):
+    n_strata = len(ds.strata_names)
+    members = [np.flatnonzero(ds.strata == s) for s in range(n_strata)]
+    for s, rows in enumerate(members):
+        if rows.size < k:
+            raise StratumTooSmallError(
+                f"stratum {ds.strata_names[s]} has {rows.size} record{'s' if rows.size != 1 else ''}; "
+                f"every stratum needs at least k={k} (merge it with another stratum or lower k)."
+            )
+    labels = np.empty(ds.n, dtype=np.int64)
+    offset = 0
+    statuses, messages, bounds, infos = [], [], [], []
+    left = ds.n
+    for s, rows in enumerate(members):
+        share = rows.size / left
+        left -= rows.size
+        sub = Context(root.rng, _deadline=root.deadline.child(fraction=share), callback=callback,
+                      sst=total if scaling == "standardize" else None, method=full_name,
+                      keep_history=keep_history, stage=ds.strata_names[s])
+        sol, _ = _solve_block(method_core, options, steps, np.ascontiguousarray(Z[rows]), k, sub)
+        if keep_history:
+            root.history.extend(sub.history)
+        labels[rows] = sol.labels + offset
+        offset += int(sol.labels.max()) + 1
+        statuses.append(sol.status)
+        if sol.message:
+            messages.append(f"[{ds.strata_names[s]}] {sol.message}")
+        bounds.append(sol.lower_bound)
+        infos.append({"stratum": ds.strata_names[s], "n": int(rows.size), **sol.info})
+    status = max(statuses, key=_STATUS_RANK.__getitem__)
+    lower = None if any(b is None for b in bounds) else float(sum(bounds))
+    return labels, status, "; ".join(messages), lower, {"strata": infos}
+
+
+def _build_output(ds, labels: np.ndarray, means: np.ndarray, constant: np.ndarray):
+    if ds.is_frame:
+        out = ds.source.copy(deep=True)
+        for j, label in enumerate(ds.variables):
+            if constant[j]:
+                continue  # unchanged: every group mean of a constant is the constant
+            out[label] = means[labels, j]
+        return out
+    out = np.array(ds.source, dtype=np.float64, copy=True)
+    for j, pos in enumerate(ds.positions):
+        if not constant[j]:
+            out[:, pos] = means[labels, j]
+    return out
+
+
+class Microaggregator:
+    """Estimator-style interface to :func:`microaggregate` (scikit-learn conventions).
+
+    Parameters are those of :func:`microaggregate`; ``fit`` stores the result.
+
+    Attributes
+    ----------
+    result_ : MicroaggregationResult
+    labels_ : ndarray of int64
+    information_loss_ : float
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from pysdcmicro import Microaggregator
+    >>> X = np.array([[0.0], [1.0], [2.0], [10.0], [11.0], [12.0]])
+    >>> Microaggregator(k=3).fit_transform(X).ravel().tolist()
+    [1.0, 1.0, 1.0, 11.0, 11.0, 11.0]
+    """
+
+    def __init__(self, k: int = 3, *, method: str | Callable = "mdav", variables: Any = None,
+                 strata: Any = None, improve: Any = None, improve_options: dict | None = None,
+                 scaling: str = "standardize", rng: Any = None, time_limit: float | None = None,
+                 progress: Any = None, **method_options: Any):
+        self.k = k
+        self.method = method
+        self.variables = variables
+        self.strata = strata
+        self.improve = improve
+        self.improve_options = improve_options
+        self.scaling = scaling
+        self.rng = rng
+        self.time_limit = time_limit
+        self.progress = progress
+        self.method_options = method_options
+
+    def get_params(self) -> dict:
+        params = {name: getattr(self, name) for name in (
+            "k", "method", "variables", "strata", "improve", "improve_options", "scaling", "rng",
+            "time_limit", "progress")}
+        params.update(self.method_options)
+        return params
+
+    def fit(self, X: Any, y: Any = None) -> "Microaggregator":
+        self.result_ = microaggregate(
+            X, self.k, method=self.method, variables=self.variables, strata=self.strata,
+            improve=self.improve, improve_options=self.improve_options, scaling=self.scaling,
+            rng=self.rng, time_limit=self.time_limit, progress=self.progress, **self.method_options)
+        self.labels_ = self.result_.labels
+        self.information_loss_ = self.result_.information_loss
+        return self
+
+    def fit_transform(self, X: Any, y: Any = None) -> Any:
+        return self.fit(X).result_.data
+
+    def __repr__(self) -> str:
+        args = ", ".join(f"{k}={v!r}" for k, v in self.get_params().items()
+                         if v is not None and not (k == "scaling" and v == "standardize"))
+        return f"Microaggregator({args})"

@@ -1,0 +1,210 @@
+"""Run context handed to every algorithm core: randomness, time budget, progress, incumbent.
+
+* ``rng``: one :class:`numpy.random.Generator` made once at the public entry
+  (``np.random.default_rng(rng)``, STYLE item 9); solver seeds are drawn from it.
+* ``deadline``: one ``time_limit`` in seconds, split across nested steps with
+  :meth:`Context.child` (STYLE item 10). Cores poll :meth:`Context.expired` and return
+  their incumbent with status ``"limit"`` when it is; they never raise on time-out.
+* progress: cores call :meth:`Context.report`; the event (stage, iteration, best IL,
+  lower bound, elapsed seconds) goes to the user's callback.
+* incumbent: cores call :meth:`Context.offer` with each improved partition, so that an
+  interruption (Ctrl-C) can still return the best partition found so far.
+"""
+
+from __future__ import annotations
+
+import math
+import time
+from dataclasses import dataclass, field
+from typing import Any, Callable
+
+import numpy as np
+
+__all__ = ["Deadline", "Context", "ProgressEvent"]
+
+
+class Deadline:
+    """A point in time after which work must stop; ``None`` seconds means never.
+
+    Examples
+    --------
+    >>> d = Deadline(None)
+    >>> d.expired(), d.remaining()
+    (False, inf)
+    >>> Deadline(3600).child(fraction=0.5).remaining() <= 1800
+    True
+    """
+
+    __slots__ = ("_end", "_clock", "_stop")
+
+    def __init__(self, seconds: float | None = None, *, clock: Callable[[], float] = time.monotonic,
+                 _end: float | None = None, _stop: list | None = None):
+        self._clock = clock
+        if _end is not None:
+            self._end = _end
+        else:
+            self._end = math.inf if seconds is None else clock() + float(seconds)
+        # Shared, mutable stop flag: stop() on any deadline of a family stops them all.
+        self._stop = _stop if _stop is not None else [False]
+
+    def remaining(self) -> float:
+        if self._stop[0]:
+            return 0.0
+        return max(0.0, self._end - self._clock())
+
+    def expired(self) -> bool:
+        return self._stop[0] or self._clock() >= self._end
+
+    @property
+    def limited(self) -> bool:
+        """Whether a finite limit applies."""
+        return self._stop[0] or math.isfinite(self._end)
+
+    def stop(self) -> None:
+        """Expire this deadline and all its parents and children now (used on Ctrl-C)."""
+        self._stop[0] = True
+
+    def child(self, seconds: float | None = None, *, fraction: float | None = None) -> "Deadline":
+        """A deadline no later than this one: ``seconds`` from now and/or a ``fraction``
+        of the time remaining."""
+        end = self._end
+        now = self._clock()
+        if seconds is not None:
+            end = min(end, now + float(seconds))
+        if fraction is not None and math.isfinite(self._end):
+            end = min(end, now + fraction * max(0.0, self._end - now))
+        return Deadline(clock=self._clock, _end=end, _stop=self._stop)
+
+
+@dataclass
+class ProgressEvent:
+    """One progress report from a running method.
+
+    ``information_loss`` and ``lower_bound`` are in IL percent when known.
+    """
+
+    method: str
+    stage: str
+    elapsed: float
+    iteration: int | None = None
+    information_loss: float | None = None
+    lower_bound: float | None = None
+    extra: dict = field(default_factory=dict)
+
+    def __str__(self) -> str:
+        parts = [f"[{self.elapsed:7.1f}s] {self.method}/{self.stage}"]
+        if self.iteration is not None:
+            parts.append(f"it={self.iteration}")
+        if self.information_loss is not None:
+            parts.append(f"IL={self.information_loss:.4f}")
+        if self.lower_bound is not None:
+            parts.append(f"LB={self.lower_bound:.4f}")
+        for key, value in self.extra.items():
+            parts.append(f"{key}={value:.6g}" if isinstance(value, float) else f"{key}={value}")
+        return " ".join(parts)
+
+
+class _Shared:
+    """State shared by a context and all its children."""
+
+    __slots__ = ("callback", "sst", "method", "start", "best_sse", "best_labels", "history",
+                 "keep_history")
+
+    def __init__(self, callback, sst, method, keep_history):
+        self.callback = callback
+        self.sst = sst
+        self.method = method
+        self.start = time.monotonic()
+        self.best_sse = math.inf
+        self.best_labels = None
+        self.history: list[ProgressEvent] = []
+        self.keep_history = keep_history
+
+
+class Context:
+    """What an algorithm core receives besides the data: ``rng``, ``deadline``, progress.
+
+    Cores take ``ctx`` as their third positional argument, e.g.
+    ``solver(Z, k, ctx, **options)``. A context for a nested step comes from
+    :meth:`child`; it shares the progress callback and the incumbent.
+    """
+
+    def __init__(self, rng: Any = None, time_limit: float | None = None, *,
+                 callback: Callable[[ProgressEvent], Any] | None = None,
+                 sst: float | None = None, method: str = "", stage: str = "",
+                 keep_history: bool = False,
+                 _deadline: Deadline | None = None, _shared: _Shared | None = None):
+        self.rng = rng if isinstance(rng, np.random.Generator) else np.random.default_rng(rng)
+        self.deadline = _deadline if _deadline is not None else Deadline(time_limit)
+        self._shared = _shared if _shared is not None else _Shared(callback, sst, method, keep_history)
+        self.stage = stage
+
+    # -- time -----------------------------------------------------------------
+    def expired(self) -> bool:
+        return self.deadline.expired()
+
+    def remaining(self) -> float:
+        return self.deadline.remaining()
+
+    def elapsed(self) -> float:
+        return time.monotonic() - self._shared.start
+
+    def child(self, seconds: float | None = None, *, fraction: float | None = None,
+              stage: str | None = None, rng: np.random.Generator | None = None) -> "Context":
+        """Context for a nested step with a deadline no later than this one."""
+        return Context(rng if rng is not None else self.rng,
+                       _deadline=self.deadline.child(seconds, fraction=fraction),
+                       _shared=self._shared, stage=stage if stage is not None else self.stage)
+
+    # -- randomness -----------------------------------------------------------
+    def seed(self) -> int:
+        """A seed for an external solver, drawn from ``rng`` (0 <= seed < 2**31 - 1)."""
+        return int(self.rng.integers(0, 2**31 - 1))
+
+    # -- progress and incumbent -----------------------------------------------
+    def _il(self, sse_value: float | None) -> float | None:
+        sst = self._shared.sst
+        if sse_value is None or not sst:
+            return None
+        return 100.0 * sse_value / sst
+
+    def report(self, *, iteration: int | None = None, sse: float | None = None,
+               lower_bound: float | None = None, stage: str | None = None, **extra: Any) -> None:
+        """Send a progress event; ``sse`` and ``lower_bound`` are SSE values of the
+        partition space and are shown as IL percent."""
+        sh = self._shared
+        if sh.callback is None and not sh.keep_history:
+            return
+        event = ProgressEvent(
+            method=sh.method, stage=stage if stage is not None else self.stage,
+            elapsed=self.elapsed(), iteration=iteration,
+            information_loss=self._il(sse), lower_bound=self._il(lower_bound), extra=extra,
+        )
+        if sh.keep_history:
+            sh.history.append(event)
+        if sh.callback is not None:
+            sh.callback(event)
+
+    def offer(self, labels: np.ndarray, sse_value: float) -> bool:
+        """Record ``labels`` as incumbent if its SSE is the lowest seen; returns whether it was."""
+        sh = self._shared
+        if sse_value < sh.best_sse:
+            sh.best_sse = float(sse_value)
+            sh.best_labels = np.array(labels, copy=True)
+            return True
+        return False
+
+    def reset_incumbent(self) -> None:
+        self._shared.best_sse = math.inf
+        self._shared.best_labels = None
+
+    @property
+    def incumbent(self) -> tuple[np.ndarray | None, float]:
+        return self._shared.best_labels, self._shared.best_sse
+
+    @property
+    def history(self) -> list[ProgressEvent]:
+        return self._shared.history
+
+    def set_sst(self, sst: float | None) -> None:
+        self._shared.sst = sst

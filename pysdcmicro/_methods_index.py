@@ -1,0 +1,6 @@
+"""Import every module that registers a method or an improvement step.
+
+One line per module: the registry imports this file the first time it is read.
+"""
+
+from .constructive import _mdav  # noqa: F401  mdav

@@ -1,0 +1,202 @@
+"""The one registry of methods and improvement steps (STYLE item 1).
+
+:func:`pysdcmicro.microaggregate`, the estimator class, the CLI, the docs and the
+contract tests all read it. A *method* core has the signature::
+
+    solver(Z, k, ctx, *, option1=default1, ...) -> Solution
+
+and an *improvement* core::
+
+    improver(Z, labels, k, ctx, *, option1=default1, ...) -> Solution
+
+where ``Z`` is the standardized float64 C-contiguous data, ``ctx`` a
+:class:`~pysdcmicro._context.Context`, and the keyword-only parameters are the method's
+options (their names are the CLI's ``--option NAME=VALUE`` names).
+"""
+
+from __future__ import annotations
+
+import difflib
+import inspect
+import typing
+from dataclasses import dataclass
+from typing import Any, Callable
+
+from ._errors import InvalidInputError, InvalidTypeError
+
+__all__ = [
+    "MethodSpec",
+    "OptionSpec",
+    "register_method",
+    "register_improvement",
+    "get_method",
+    "get_improvement",
+    "method_names",
+    "improvement_names",
+]
+
+
+@dataclass(frozen=True)
+class OptionSpec:
+    name: str
+    default: Any
+    annotation: str
+
+    def coerce(self, text: str, owner: str) -> Any:
+        """Turn the text of ``--option NAME=VALUE`` into the option's type."""
+        ann = self.annotation.replace(" ", "")
+        lowered = text.strip().lower()
+        if lowered in ("none", "null") and ("None" in ann or self.default is None):
+            return None
+        kinds = [part for part in ann.split("|") if part != "None"] or [type(self.default).__name__]
+        errors = []
+        for kind in kinds:
+            try:
+                if kind == "bool":
+                    if lowered in ("1", "true", "yes", "on"):
+                        return True
+                    if lowered in ("0", "false", "no", "off"):
+                        return False
+                    raise ValueError
+                if kind == "int":
+                    return int(text)
+                if kind == "float":
+                    return float(text)
+                if kind in ("str", "Any") or kind.startswith("Literal") or kind.startswith("str"):
+                    return text
+            except ValueError:
+                errors.append(kind)
+                continue
+        raise InvalidInputError(
+            f"option `{self.name}` of {owner} must be {' or '.join(kinds)}; got {text!r}."
+        )
+
+
+@dataclass(frozen=True)
+class MethodSpec:
+    """A registered method or improvement step."""
+
+    name: str
+    core: Callable
+    summary: str
+    kind: str  # "method" or "improvement"
+    randomized: bool
+    options: dict
+
+    def check_options(self, options: dict) -> None:
+        unknown = [name for name in options if name not in self.options]
+        if unknown:
+            known = ", ".join(self.options) or "none"
+            close = difflib.get_close_matches(unknown[0], list(self.options), n=1)
+            hint = f" Did you mean {close[0]!r}?" if close else ""
+            raise InvalidInputError(
+                f"{self.kind} {self.name!r} has no option {unknown[0]!r}; its options are: {known}.{hint}"
+            )
+
+    def defaults(self) -> dict:
+        return {name: spec.default for name, spec in self.options.items()}
+
+
+_METHODS: dict[str, MethodSpec] = {}
+_IMPROVEMENTS: dict[str, MethodSpec] = {}
+
+
+def _annotation_text(param: inspect.Parameter, hints: dict) -> str:
+    ann = hints.get(param.name, param.annotation)
+    if ann is inspect.Parameter.empty:
+        return type(param.default).__name__ if param.default is not None else "str"
+    if isinstance(ann, str):
+        return ann
+    text = getattr(ann, "__name__", None)
+    if text and not typing.get_args(ann):
+        return text
+    return str(ann).replace("typing.", "")
+
+
+def _options_of(core: Callable) -> dict:
+    sig = inspect.signature(core)
+    try:
+        hints = typing.get_type_hints(core)
+    except Exception:  # string annotations that cannot be resolved: keep the text
+        hints = {}
+    opts = {}
+    for param in sig.parameters.values():
+        if param.kind is inspect.Parameter.KEYWORD_ONLY:
+            if param.default is inspect.Parameter.empty:
+                raise TypeError(f"option {param.name!r} of {core.__name__} needs a default")
+            opts[param.name] = OptionSpec(param.name, param.default, _annotation_text(param, hints))
+    return opts
+
+
+def _register(table: dict, kind: str, name: str, summary: str, randomized: bool):
+    def decorator(core: Callable) -> Callable:
+        if name in table:
+            raise ValueError(f"{kind} {name!r} is registered twice")
+        table[name] = MethodSpec(name=name, core=core, summary=summary, kind=kind,
+                                 randomized=randomized, options=_options_of(core))
+        return core
+    return decorator
+
+
+def register_method(name: str, *, summary: str, randomized: bool = False):
+    """Decorator registering ``solver(Z, k, ctx, **options) -> Solution`` under ``name``."""
+    return _register(_METHODS, "method", name, summary, randomized)
+
+
+def register_improvement(name: str, *, summary: str, randomized: bool = False):
+    """Decorator registering ``improver(Z, labels, k, ctx, **options) -> Solution``."""
+    return _register(_IMPROVEMENTS, "improvement", name, summary, randomized)
+
+
+def _lookup(table: dict, kind: str, name: Any) -> MethodSpec:
+    _load_all()
+    if not isinstance(name, str):
+        raise InvalidTypeError(f"`{'method' if kind == 'method' else 'improve'}` must be a {kind} name; got {name!r}.")
+    key = name.strip().lower().replace("_", "-")
+    if key in table:
+        return table[key]
+    close = difflib.get_close_matches(key, list(table), n=1)
+    hint = f" Did you mean {close[0]!r}?" if close else ""
+    raise InvalidInputError(
+        f"unknown {kind} {name!r}; choose one of: {', '.join(sorted(table))}.{hint}"
+    )
+
+
+def get_method(name: str) -> MethodSpec:
+    return _lookup(_METHODS, "method", name)
+
+
+def get_improvement(name: str) -> MethodSpec:
+    return _lookup(_IMPROVEMENTS, "improvement", name)
+
+
+def method_names() -> list[str]:
+    _load_all()
+    return list(_METHODS)
+
+
+def improvement_names() -> list[str]:
+    _load_all()
+    return list(_IMPROVEMENTS)
+
+
+def all_methods() -> dict[str, MethodSpec]:
+    _load_all()
+    return dict(_METHODS)
+
+
+def all_improvements() -> dict[str, MethodSpec]:
+    _load_all()
+    return dict(_IMPROVEMENTS)
+
+
+_LOADED = False
+
+
+def _load_all() -> None:
+    """Import every module that registers something (once)."""
+    global _LOADED
+    if _LOADED:
+        return
+    _LOADED = True
+    from . import _methods_index  # noqa: F401  (imports register the methods)

@@ -1,0 +1,295 @@
+"""Input validation at the public boundary (STYLE item 3).
+
+Public entry points call :func:`as_dataset` and the ``check_*`` helpers once; private
+algorithm cores receive float64 C-contiguous arrays and never re-check.
+"""
+
+from __future__ import annotations
+
+import difflib
+import math
+import numbers
+from dataclasses import dataclass, field
+from typing import Any
+
+import numpy as np
+import pandas as pd
+
+from ._errors import InvalidInputError, InvalidTypeError
+
+__all__ = ["Dataset", "as_dataset", "check_k", "check_time_limit", "check_positive_int"]
+
+
+def _fmt(value: Any) -> str:
+    """Short printable form of a received value for error messages."""
+    text = repr(value)
+    return text if len(text) <= 60 else text[:57] + "..."
+
+
+def check_k(k: Any, n: int | None = None, *, name: str = "k") -> int:
+    """Return ``k`` as int after checking it is an integer >= 2 (and <= n when given)."""
+    if isinstance(k, bool) or not isinstance(k, numbers.Integral):
+        raise InvalidTypeError(f"`{name}` must be an integer >= 2; got {_fmt(k)}.")
+    k = int(k)
+    if k < 2:
+        raise InvalidInputError(f"`{name}` must be an integer >= 2; got {k}.")
+    if n is not None and k > n:
+        raise InvalidInputError(
+            f"`{name}` must be <= the number of records ({n}); got {k}."
+        )
+    return k
+
+
+def check_positive_int(value: Any, name: str, *, minimum: int = 1, allow_none: bool = False) -> int | None:
+    """Check an integer option such as ``max_iterations``."""
+    if value is None and allow_none:
+        return None
+    if isinstance(value, bool) or not isinstance(value, numbers.Integral):
+        raise InvalidTypeError(f"`{name}` must be an integer >= {minimum}; got {_fmt(value)}.")
+    if value < minimum:
+        raise InvalidInputError(f"`{name}` must be an integer >= {minimum}; got {int(value)}.")
+    return int(value)
+
+
+def check_number(value: Any, name: str, *, low: float | None = None, high: float | None = None,
+                 low_open: bool = False, allow_none: bool = False) -> float | None:
+    """Check a real-valued option against an interval."""
+    if value is None and allow_none:
+        return None
+    if isinstance(value, bool) or not isinstance(value, numbers.Real) or not math.isfinite(value):
+        raise InvalidTypeError(f"`{name}` must be a finite number; got {_fmt(value)}.")
+    value = float(value)
+    if low is not None and (value < low or (low_open and value == low)):
+        rule = f"> {low:g}" if low_open else f">= {low:g}"
+        raise InvalidInputError(f"`{name}` must be {rule}; got {value:g}.")
+    if high is not None and value > high:
+        raise InvalidInputError(f"`{name}` must be <= {high:g}; got {value:g}.")
+    return value
+
+
+def check_time_limit(time_limit: Any) -> float | None:
+    """``None`` (no limit) or a positive number of seconds."""
+    if time_limit is None:
+        return None
+    if isinstance(time_limit, bool) or not isinstance(time_limit, numbers.Real) or math.isnan(time_limit):
+        raise InvalidTypeError(
+            f"`time_limit` must be None or a number of seconds > 0; got {_fmt(time_limit)}."
+        )
+    if time_limit <= 0:
+        raise InvalidInputError(
+            f"`time_limit` must be None or a number of seconds > 0; got {time_limit:g}."
+        )
+    return float(time_limit)
+
+
+def check_choice(value: Any, name: str, choices: list[str] | tuple[str, ...]) -> str:
+    if not isinstance(value, str) or value not in choices:
+        hint = ""
+        if isinstance(value, str):
+            close = difflib.get_close_matches(value, list(choices), n=1)
+            if close:
+                hint = f" Did you mean {close[0]!r}?"
+        raise InvalidInputError(
+            f"`{name}` must be one of {', '.join(map(repr, choices))}; got {_fmt(value)}.{hint}"
+        )
+    return value
+
+
+@dataclass
+class Dataset:
+    """Validated input: raw values of the chosen variables plus what is needed to rebuild
+    the output in the caller's own shape.
+
+    Attributes
+    ----------
+    source : DataFrame or ndarray
+        The caller's object, never modified.
+    is_frame : bool
+        Whether the caller gave a DataFrame (the result's ``data`` is then a DataFrame).
+    variables : list
+        Labels of the chosen columns (positions for an ndarray).
+    positions : ndarray of int
+        Positions of the chosen columns in ``source``.
+    X : ndarray of shape (n, p), float64, C-contiguous
+        Raw values of the chosen columns.
+    strata : ndarray of int or None
+        Stratum code of each row (0..n_strata-1), or None without strata.
+    strata_names : list
+        A printable name per stratum code, such as ``"REGION=north"``.
+    """
+
+    source: Any
+    is_frame: bool
+    variables: list
+    positions: np.ndarray
+    X: np.ndarray
+    strata_columns: list = field(default_factory=list)
+    strata: np.ndarray | None = None
+    strata_names: list = field(default_factory=list)
+
+    @property
+    def n(self) -> int:
+        return self.X.shape[0]
+
+
+def _is_numeric_series(s: pd.Series) -> bool:
+    return pd.api.types.is_numeric_dtype(s.dtype) and not pd.api.types.is_bool_dtype(s.dtype) \
+        and not pd.api.types.is_complex_dtype(s.dtype)
+
+
+def _col_name(label: Any) -> str:
+    return repr(label) if not isinstance(label, str) else f"'{label}'"
+
+
+def _row_label(index: pd.Index | None, pos: int) -> str:
+    if index is None or isinstance(index, pd.RangeIndex) and index.start == 0 and index.step == 1:
+        return f"row {pos}"
+    return f"row {pos} (index {index[pos]!r})"
+
+
+def _check_finite(values: np.ndarray, label: Any, index: pd.Index | None) -> None:
+    bad = ~np.isfinite(values)
+    if bad.any():
+        pos = int(np.flatnonzero(bad)[0])
+        v = values[pos]
+        kind = "a missing value (NaN)" if np.isnan(v) else f"an infinite value ({v})"
+        count = int(bad.sum())
+        more = f" and {count - 1} more" if count > 1 else ""
+        raise InvalidInputError(
+            f"column {_col_name(label)} has {kind} at {_row_label(index, pos)}{more}; "
+            "microaggregation needs complete finite data: impute or drop those rows first."
+        )
+
+
+def _resolve_columns(requested: Any, columns: list, what: str) -> list:
+    """Turn a column selection (label or list of labels) into a list of existing labels."""
+    if requested is None:
+        return []
+    if isinstance(requested, (str, numbers.Integral)) and not isinstance(requested, bool):
+        requested = [requested]
+    try:
+        requested = list(requested)
+    except TypeError:
+        raise InvalidTypeError(
+            f"`{what}` must be a column name or a list of column names; got {_fmt(requested)}."
+        ) from None
+    seen = set()
+    for label in requested:
+        if label not in columns:
+            names = [str(c) for c in columns]
+            close = difflib.get_close_matches(str(label), names, n=1)
+            hint = f" Did you mean {close[0]!r}?" if close else ""
+            shown = ", ".join(names[:20]) + (", ..." if len(names) > 20 else "")
+            raise InvalidInputError(
+                f"unknown column {_col_name(label)} in `{what}`; the data has columns: {shown}.{hint}"
+            )
+        if label in seen:
+            raise InvalidInputError(f"`{what}` lists column {_col_name(label)} more than once.")
+        seen.add(label)
+    return requested
+
+
+def as_dataset(frame: Any, variables: Any = None, strata: Any = None) -> Dataset:
+    """Validate the data argument of every public entry point.
+
+    Parameters
+    ----------
+    frame : pandas.DataFrame or array_like of shape (n, p)
+        The records. Never modified.
+    variables : column label, list of labels, or None
+        Columns to microaggregate jointly. Default: every numeric (non-boolean) column that
+        is not a stratum column. For an array, column positions.
+    strata : column label, list of labels, or None
+        Columns whose value combinations define strata (DataFrame input only).
+    """
+    if isinstance(frame, pd.DataFrame):
+        return _dataset_from_frame(frame, variables, strata)
+    if isinstance(frame, (pd.Series, str, bytes)) or frame is None or np.isscalar(frame):
+        raise InvalidTypeError(
+            f"`frame` must be a pandas DataFrame or a 2-D numeric array; got {type(frame).__name__}."
+        )
+    arr = np.asarray(frame)
+    if arr.ndim != 2:
+        raise InvalidInputError(
+            f"`frame` must be 2-D (records x variables); got an array of shape {arr.shape}."
+        )
+    if arr.dtype.kind not in "iuf":
+        raise InvalidTypeError(
+            f"`frame` must hold real numbers; got an array of dtype {arr.dtype}. "
+            "Use a DataFrame for mixed data."
+        )
+    if strata is not None:
+        raise InvalidInputError("`strata` needs a DataFrame with named columns; got an array.")
+    n, p = arr.shape
+    if n == 0:
+        raise InvalidInputError("`frame` must have at least one record; got 0 rows.")
+    if p == 0:
+        raise InvalidInputError("`frame` must have at least one column; got 0 columns.")
+    columns = list(range(p))
+    chosen = _resolve_columns(variables, columns, "variables") if variables is not None else columns
+    if not chosen:
+        raise InvalidInputError("`variables` must name at least one column; got an empty list.")
+    positions = np.asarray(chosen, dtype=np.intp)
+    X = np.ascontiguousarray(arr[:, positions], dtype=np.float64)
+    for j, label in enumerate(chosen):
+        _check_finite(X[:, j], label, None)
+    return Dataset(source=frame, is_frame=False, variables=chosen, positions=positions, X=X)
+
+
+def _dataset_from_frame(frame: pd.DataFrame, variables: Any, strata: Any) -> Dataset:
+    n, p = frame.shape
+    if p == 0:
+        raise InvalidInputError("`frame` must have at least one column; got 0 columns.")
+    if n == 0:
+        raise InvalidInputError("`frame` must have at least one record; got 0 rows.")
+    columns = list(frame.columns)
+    if len(set(columns)) != len(columns):
+        dup = next(c for c in columns if columns.count(c) > 1)
+        raise InvalidInputError(f"`frame` has two columns named {_col_name(dup)}; column names must be unique.")
+    strata_cols = _resolve_columns(strata, columns, "strata")
+    if variables is None:
+        chosen = [c for c in columns if c not in strata_cols and _is_numeric_series(frame[c])]
+        if not chosen:
+            raise InvalidInputError(
+                "`frame` has no numeric column to microaggregate; pass `variables` or convert columns to numbers."
+            )
+    else:
+        chosen = _resolve_columns(variables, columns, "variables")
+        if not chosen:
+            raise InvalidInputError("`variables` must name at least one column; got an empty list.")
+        both = [c for c in chosen if c in strata_cols]
+        if both:
+            raise InvalidInputError(
+                f"column {_col_name(both[0])} is both in `variables` and in `strata`; a column can be only one of them."
+            )
+    X = np.empty((n, len(chosen)), dtype=np.float64)
+    for j, label in enumerate(chosen):
+        s = frame[label]
+        if not _is_numeric_series(s):
+            example = next((v for v in s if not isinstance(v, numbers.Real) or isinstance(v, bool)), None)
+            shown = f" (e.g. value {_fmt(example)})" if example is not None else ""
+            raise InvalidTypeError(
+                f"column {_col_name(label)} must be numeric to be microaggregated; got dtype {s.dtype}{shown}."
+            )
+        X[:, j] = s.to_numpy(dtype=np.float64, na_value=np.nan)
+        _check_finite(X[:, j], label, frame.index)
+    positions = np.asarray([columns.index(c) for c in chosen], dtype=np.intp)
+    ds = Dataset(source=frame, is_frame=True, variables=chosen, positions=positions, X=X)
+    if strata_cols:
+        ds.strata_columns = strata_cols
+        sub = frame[strata_cols]
+        missing = sub.isna().to_numpy()
+        if missing.any():
+            r, c = map(int, np.argwhere(missing)[0])
+            raise InvalidInputError(
+                f"stratum column {_col_name(strata_cols[c])} has a missing value at {_row_label(frame.index, r)}; "
+                "every record needs a stratum."
+            )
+        codes, uniques = pd.MultiIndex.from_frame(sub).factorize(sort=True)
+        ds.strata = np.asarray(codes, dtype=np.intp)
+        ds.strata_names = [
+            ", ".join(f"{col}={val!r}" if not isinstance(val, str) else f"{col}={val}"
+                      for col, val in zip(strata_cols, key if isinstance(key, tuple) else (key,)))
+            for key in uniques
+        ]
+    return ds

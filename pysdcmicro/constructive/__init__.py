@@ -1,0 +1,5 @@
+"""Constructive heuristics: build a k-partition from scratch (MDAV, V-MDAV, mu-Approx)."""
+
+from ._mdav import mdav, mdav_labels
+
+__all__ = ["mdav", "mdav_labels"]

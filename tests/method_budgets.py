@@ -1,0 +1,19 @@
+"""Small deterministic budgets for the contract tests of each registered method.
+
+A method whose defaults are slow on 20-60 records adds its fast options here (iteration
+counts, CP-SAT deterministic time with one worker; never wall-clock limits).
+"""
+
+BUDGETS: dict[str, dict] = {
+    "mdav": {},
+}
+
+IMPROVEMENT_BUDGETS: dict[str, dict] = {}
+
+
+def budget(name: str) -> dict:
+    return dict(BUDGETS.get(name, {}))
+
+
+def improvement_budget(name: str) -> dict:
+    return dict(IMPROVEMENT_BUDGETS.get(name, {}))
