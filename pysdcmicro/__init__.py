@@ -32,6 +32,7 @@ from ._registry import MethodSpec
 from ._result import STATUSES, MicroaggregationResult, Solution
 from ._standardize import standardize
 from .constructive import mdav
+from .local_search import icsm, two_swap
 
 __all__ = [
     "__version__",
@@ -44,6 +45,8 @@ __all__ = [
     "methods",
     "improvements",
     "mdav",
+    "two_swap",
+    "icsm",
     "sse",
     "sst",
     "information_loss",

@@ -1,0 +1,707 @@
+"""ICSM: Iterative Constraint Satisfaction for Microaggregation (Mortazavi and Jalili,
+ISeCure 7 (2015); paper file ``003_6648048e24cae545.txt``), with random restarts.
+
+Algorithm 2 of the paper::
+
+    A = MDAV(T, k)
+    repeat                                   # outer loop: n-opt
+        repeat                               # inner loop: 1-opt and 2-opt
+            P = tour through the groups of A (MDAV-MHM style, NPN between groups)
+            A = Tour2Assignment(P, k)        # circular Hansen-Mukherjee: sizes k..2k-1
+            A = SimpleHeuristic(T, k, A)     # pool of improving migrations / exchanges
+        until no change
+        A = ComplexHeuristic(T, k, A)        # one valid negative cycle in a ranked DAG
+    until no change
+
+*SimpleHeuristic* (Algorithm 3): every improving migration (1-opt, R2 + R3, eqs. 5-6)
+and exchange (2-opt, R1 + R1, eqs. 3-4) is a negative 2-cycle of the graph H; the ``pool_size``
+(pn) most improving ones are applied greedily, best first, skipping any that touches a
+group already changed (moves on disjoint groups do not interact, so every predicted gain
+is exact). The paper fills the pool with the first pn moves found in scan order; we keep
+the pn best, which is deterministic and never worse per round.
+
+*ComplexHeuristic* (Algorithm 4, eqs. 7-8): Score(G) = sum of the R1 weights of the edges
+leaving G's records minus those entering them; G_s = the lowest score; groups are ranked by
+the distance of their centroid to G_s's; the DAG H' keeps the edges from lower to higher
+rank (record -> record R1, record -> group R2, group -> record R3); shortest paths from the
+records of G_s and the node G_s, closed by an edge back into G_s, are cycles that visit
+each group once, so their weight is the exact SSE change of the cyclic shift (n-opt). The
+most negative one is applied.
+
+Restarts (section 5.3): the best partition is perturbed (the groups of up to
+``perturbation`` records change; we permute the labels of randomly chosen records, which
+keeps every group size) and the local search is run again; the better partition is kept.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+
+from .._context import Context
+from .._errors import InvalidInputError
+from .._registry import register_improvement, register_method
+from .._result import Solution
+from .._validation import check_choice, check_positive_int
+from ..constructive._mdav import mdav_labels
+from ._state import BLOCK, Partition, tolerance
+
+__all__ = ["icsm", "partition_tour", "circular_runs", "tour_to_assignment", "simple_heuristic",
+           "complex_heuristic", "group_scores", "icsm_search", "perturb"]
+
+
+# ---------------------------------------------------------------------------
+# Tour2Assignment
+# ---------------------------------------------------------------------------
+def partition_tour(P: Partition) -> np.ndarray:
+    """A tour through all records that keeps every group contiguous (section 4.2).
+
+    Starts with the group of the record farthest from the overall centroid, entered at
+    that record; the next group is the one holding the unvisited record nearest to the
+    last record of the tour (nearest point next), entered at that record. Inside a group,
+    records follow their distance from the entry record (nearest first), so the last ones
+    are those a neighbouring run may take over. Time O(n g d), memory O(n d).
+    """
+    Z, z2, n = P.Z, P.z2, P.n
+    diff = Z - Z.mean(axis=0)
+    entry = int(np.argmax(np.einsum("ij,ij->i", diff, diff)))
+    pen = np.zeros(n)
+    path = np.empty(n, dtype=np.int64)
+    pos = 0
+    for step in range(P.g):
+        rows = np.asarray(P.members[int(P.labels[entry])], dtype=np.int64)
+        G = Z[rows] - Z[entry]
+        rows = rows[np.argsort(np.einsum("ij,ij->i", G, G), kind="stable")]
+        path[pos:pos + rows.size] = rows
+        pos += rows.size
+        pen[rows] = np.inf
+        if step == P.g - 1:
+            break
+        last = int(rows[-1])
+        dist = Z @ Z[last]
+        dist *= -2.0
+        dist += z2
+        dist += pen
+        entry = int(np.argmin(dist))
+    return path
+
+
+def circular_runs(Zo: np.ndarray, k: int, max_size: int | None = None) -> tuple[np.ndarray, float]:
+    """Best partition of the cyclic sequence ``Zo`` into runs of k..max_size consecutive
+    rows (Tour2Assignment, Algorithm 5). Returns (run sizes starting at row ``shift``,
+    cost) packed as ``(labels in sequence order, cost)``.
+
+    Some run starts among the first ``max_size`` rows, so the best over those rotations is
+    optimal. The rotations are solved together: one DP over the doubled sequence with the
+    rotation as a vector dimension, so the Python loop has n/k steps (not (2k-1) n/k).
+    Time O(n k^2 d), memory O(n k). Same optimum as
+    :func:`pysdcmicro.univariate.optimal_runs` with ``circular=True`` (tested).
+    """
+    n, d = Zo.shape
+    m = 2 * k - 1 if max_size is None else max_size
+    if n < 2 * k:
+        G = Zo - Zo.mean(axis=0)
+        return np.zeros(n, dtype=np.int64), float(np.einsum("ij,ij->", G, G))
+    R = min(m, n)
+    Zc = Zo - Zo.mean(axis=0)
+    Zd = np.concatenate([Zc, Zc[:R - 1]])
+    N = Zd.shape[0]
+    Pf = np.zeros((N + 1, d))
+    np.cumsum(Zd, axis=0, out=Pf[1:])
+    Qf = np.zeros(N + 1)
+    np.cumsum(np.einsum("ij,ij->i", Zd, Zd), out=Qf[1:])
+    sizes = np.arange(k, m + 1)
+    K = sizes.size
+    cost = np.full((K, N + 1), np.inf)
+    for row, sz in enumerate(sizes):
+        diff = Pf[sz:] - Pf[:-sz]
+        cost[row, sz:] = np.maximum((Qf[sz:] - Qf[:-sz]) - np.einsum("ij,ij->i", diff, diff) / sz, 0.0)
+    best = np.full((R, n + 1), np.inf)
+    best[:, 0] = 0.0
+    choice = np.zeros((R, n + 1), dtype=np.int64)
+    rot = np.arange(R)
+    j = k
+    while j <= n:
+        stop = min(j + k, n + 1)
+        cols = np.arange(j, stop)
+        prev = cols[None, :] - sizes[:, None]                       # (K, c)
+        valid = prev >= 0
+        prevc = np.where(valid, prev, 0)
+        cand = best[:, prevc]                                          # (R, K, c)
+        cand = np.where(valid[None], cand, np.inf)
+        cand += cost[np.arange(K)[None, :, None], rot[:, None, None] + cols[None, None, :]]
+        arg = cand.argmin(axis=1)                                      # (R, c)
+        best[:, cols] = np.take_along_axis(cand, arg[:, None, :], axis=1)[:, 0, :]
+        choice[:, cols] = sizes[arg]
+        j = stop
+    finals = best[:, n]
+    r = int(np.argmin(finals))
+    runs = []
+    pos = n
+    while pos > 0:
+        sz = int(choice[r, pos])
+        runs.append(sz)
+        pos -= sz
+    runs.reverse()
+    run_of = np.repeat(np.arange(len(runs), dtype=np.int64), runs)
+    labels = np.empty(n, dtype=np.int64)
+    labels[(np.arange(n) + r) % n] = run_of
+    return labels, float(finals[r])
+
+
+def tour_to_assignment(P: Partition, k: int, max_size: int | None = None) -> tuple[np.ndarray, float]:
+    """Tour2Assignment (Algorithm 5): optimal runs of k..2k-1 records along the circular
+    tour of :func:`partition_tour`. Never worse than ``P`` (whose groups are runs of that
+    tour) when P's groups have at most 2k-1 records; splitting larger groups never hurts."""
+    order = partition_tour(P)
+    seq_labels, cost = circular_runs(P.Z[order], k, max_size)
+    labels = np.empty(P.n, dtype=np.int64)
+    labels[order] = seq_labels
+    return labels, cost
+
+
+# ---------------------------------------------------------------------------
+# SimpleHeuristic: pool of 1-opt and 2-opt moves
+# ---------------------------------------------------------------------------
+def _keep_best(vals, a, b, kinds, limit):
+    if vals.size <= limit:
+        return vals, a, b, kinds
+    sel = np.argpartition(vals, limit - 1)[:limit]
+    return vals[sel], a[sel], b[sel], kinds[sel]
+
+
+def simple_heuristic(P: Partition, k: int, *, pool_size: int = 100, max_size: int | None = None,
+                     tol: float | None = None) -> tuple[int, float]:
+    """One round of Algorithm 3 on ``P`` in place; returns (moves applied, SSE change)."""
+    n = P.n
+    max_size = 2 * k - 1 if max_size is None else max_size
+    tol = tolerance(P) if tol is None else tol
+    vals = np.empty(0)
+    a = np.empty(0, dtype=np.int64)
+    b = np.empty(0, dtype=np.int64)
+    kinds = np.empty(0, dtype=np.int8)  # 0 exchange (a, b records), 1 migration (record a to group b)
+    cols = np.arange(n)
+    for start in range(0, n, BLOCK):
+        blk = np.arange(start, min(n, start + BLOCK))
+        D = P.swap_rows(blk)
+        D[cols[None, :] <= blk[:, None]] = np.inf  # each unordered pair once
+        r, c = np.nonzero(D < -tol)
+        if r.size:
+            v = D[r, c]
+            vals = np.concatenate([vals, v])
+            a = np.concatenate([a, blk[r]])
+            b = np.concatenate([b, c])
+            kinds = np.concatenate([kinds, np.zeros(r.size, dtype=np.int8)])
+        M = P.migrate_rows(blk, k, max_size)
+        r, c = np.nonzero(M < -tol)
+        if r.size:
+            vals = np.concatenate([vals, M[r, c]])
+            a = np.concatenate([a, blk[r]])
+            b = np.concatenate([b, c])
+            kinds = np.concatenate([kinds, np.ones(r.size, dtype=np.int8)])
+        if vals.size > 4 * pool_size:
+            vals, a, b, kinds = _keep_best(vals, a, b, kinds, pool_size)
+    vals, a, b, kinds = _keep_best(vals, a, b, kinds, pool_size)
+    if vals.size == 0:
+        return 0, 0.0
+    order = np.lexsort((b, a, kinds, vals))
+    changed: set[int] = set()
+    applied = 0
+    gain = 0.0
+    for t in order:
+        i, x = int(a[t]), int(b[t])
+        gi = int(P.labels[i])
+        gx = int(P.labels[x]) if kinds[t] == 0 else x
+        if gi in changed or gx in changed:
+            continue
+        if kinds[t] == 0:
+            P.apply_swap(i, x)
+        else:
+            P.apply_migrate(i, x)
+        changed.update((gi, gx))
+        applied += 1
+        gain += float(vals[t])
+    return applied, gain
+
+
+# ---------------------------------------------------------------------------
+# ComplexHeuristic: valid negative cycles in the ranked DAG
+# ---------------------------------------------------------------------------
+def group_scores(P: Partition) -> np.ndarray:
+    """Score(G_p) of eq. 7: sum over p's records of the R1 weights of their outgoing edges
+    (to records of other groups) minus those of their incoming edges. Closed form, O(n g d):
+
+    * sum_{j in h} R1(i -> j) = (s_h - 1) e(i, h) - SSE_h (1 + 1/s_h);
+    * sum_{j not in p} R1(j -> i) = T + n|zbar - c_p|^2 - SSE_p - (n - s_p) own_i
+      - (T + n|z_i - zbar|^2 - s_p own_i - SSE_p) / s_p, with T the total sum of squares.
+    """
+    n, g = P.n, P.g
+    Z = P.Z
+    s = P.sizes.astype(np.float64)
+    lab = P.labels
+    sse_g = np.bincount(lab, weights=P.own, minlength=g)
+    zbar = Z.mean(axis=0)
+    dz = Z - zbar
+    rz = np.einsum("ij,ij->i", dz, dz)
+    T = float(rz.sum())
+    W = float((sse_g * (1.0 + 1.0 / s)).sum())
+    out = np.empty(n)
+    for start in range(0, n, BLOCK):
+        blk = np.arange(start, min(n, start + BLOCK))
+        E = P.e_rows(blk)
+        out[blk] = E @ (s - 1.0)
+    p = lab
+    sp = s[p]
+    out += -(sp - 1.0) * P.own - W + sse_g[p] * (1.0 + 1.0 / sp)
+    dc = P.cent - zbar
+    cz = np.einsum("ij,ij->i", dc, dc)
+    inc = T + n * cz[p] - sse_g[p] - (n - sp) * P.own - (T + n * rz - sp * P.own - sse_g[p]) / sp
+    return np.bincount(lab, weights=out - inc, minlength=g)
+
+
+def _best_cycle(P: Partition, s: int, k: int, max_size: int):
+    """Most negative valid cycle through group ``s`` in the DAG H' of eq. 8.
+
+    Returns ``(cost, records, new_groups)`` or None. Nodes are records (0..n-1) and group
+    nodes (n + h). Time O(S n^2 d / g * ...) = O(k n^2) with S = |G_s| + 1 sources, memory
+    O(S n + n k) per layer.
+    """
+    n, g = P.n, P.g
+    Z, z2, own, sizes, lab = P.Z, P.z2, P.own, P.sizes, P.labels
+    dc = P.cent - P.cent[s]
+    order = np.argsort(np.einsum("ij,ij->i", dc, dc), kind="stable")
+    order = np.concatenate([[s], order[order != s]])
+    src = np.asarray(P.members[s], dtype=np.int64)
+    S = src.size + 1  # the last source is the group node G_s
+    inf = np.inf
+    dist_rec = np.full((S, n), inf)
+    dist_grp = np.full((S, g), inf)
+    pred_rec = np.full((S, n), -1, dtype=np.int64)
+    pred_grp = np.full((S, g), -1, dtype=np.int64)
+    dist_rec[np.arange(src.size), src] = 0.0
+    dist_grp[S - 1, s] = 0.0
+    prior = [src]
+    prior_groups = [s]
+    rows_S = np.arange(S)
+    for q in order[1:]:
+        q = int(q)
+        T = np.asarray(P.members[q], dtype=np.int64)
+        sq = float(sizes[q])
+        U = np.concatenate(prior) if len(prior) > 1 else prior[0]
+        if len(prior) > 1:
+            prior = [U]
+        eU = z2[U] - 2.0 * (Z[U] @ P.cent[q]) + P.cnorm[q]
+        dUT = z2[U][:, None] + z2[T][None, :] - 2.0 * (Z[U] @ Z[T].T)
+        np.maximum(dUT, 0.0, out=dUT)
+        Wt = eU[:, None] - dUT / sq                       # R1(u -> t) + own_t
+        dU = dist_rec[:, U]                               # (S, |U|)
+        cand = dU[:, :, None] + Wt[None, :, :]            # (S, |U|, |T|)
+        arg = cand.argmin(axis=1)                          # (S, |T|)
+        best = np.take_along_axis(cand, arg[:, None, :], axis=1)[:, 0, :] - own[T][None, :]
+        pred = U[arg]
+        if sq > k:                                         # group node -> record: R3
+            pg = np.asarray(prior_groups, dtype=np.int64)
+            dG = dist_grp[:, pg]
+            ga = dG.argmin(axis=1)
+            gbest = dG[rows_S, ga]
+            alt = gbest[:, None] - (sq / (sq - 1.0)) * own[T][None, :]
+            use = alt < best
+            best = np.where(use, alt, best)
+            pred = np.where(use, (n + pg[ga])[:, None], pred)
+        dist_rec[:, T] = best
+        pred_rec[:, T] = pred
+        if sq < max_size:                                  # record -> group node: R2
+            c2 = dU + (sq / (sq + 1.0)) * eU[None, :]
+            ua = c2.argmin(axis=1)
+            dist_grp[:, q] = c2[rows_S, ua]
+            pred_grp[:, q] = U[ua]
+        prior.append(T)
+        prior_groups.append(q)
+    # closing edges back into G_s
+    ss = float(sizes[s])
+    others = np.flatnonzero(lab != s)
+    eS = np.maximum(z2[others] - 2.0 * (Z[others] @ P.cent[s]) + P.cnorm[s], 0.0)
+    best_cost, best_key = 0.0, None
+    if src.size:
+        dOS = np.maximum(z2[others][:, None] + z2[src][None, :] - 2.0 * (Z[others] @ Z[src].T), 0.0)
+        close = eS[:, None] - own[src][None, :] - dOS / ss        # R1(ve -> vs), (|others|, |src|)
+        cyc = dist_rec[:src.size][:, others] + close.T             # (|src|, |others|)
+        r, c = np.unravel_index(np.argmin(cyc), cyc.shape)
+        if cyc[r, c] < best_cost:
+            best_cost, best_key = float(cyc[r, c]), (int(r), int(others[c]))
+        if ss > k:                                                 # group node ve -> record vs: R3
+            r3 = -(ss / (ss - 1.0)) * own[src]
+            grp = np.arange(g) != s
+            dg = np.where(grp[None, :], dist_grp[:src.size], inf)
+            cyc = dg + r3[:, None]
+            r, c = np.unravel_index(np.argmin(cyc), cyc.shape)
+            if cyc[r, c] < best_cost:
+                best_cost, best_key = float(cyc[r, c]), (int(r), n + int(c))
+    if ss < max_size:                                              # record ve -> group node G_s: R2
+        cyc = dist_rec[S - 1, others] + (ss / (ss + 1.0)) * eS
+        c = int(np.argmin(cyc))
+        if cyc[c] < best_cost:
+            best_cost, best_key = float(cyc[c]), (S - 1, int(others[c]))
+    if best_key is None:
+        return None
+    r, ve = best_key
+    # walk back from ve to the source of row r
+    path = [ve]
+    v = ve
+    while True:
+        p = pred_rec[r, v] if v < n else pred_grp[r, v - n]
+        if p < 0:
+            break
+        path.append(int(p))
+        v = int(p)
+    path.reverse()  # source ... ve; the closing edge goes ve -> path[0]
+    records, groups = [], []
+    L = len(path)
+    for t, u in enumerate(path):
+        if u >= n:
+            continue
+        nxt = path[(t + 1) % L]
+        records.append(u)
+        groups.append(int(lab[nxt]) if nxt < n else nxt - n)
+    return best_cost, records, groups
+
+
+def complex_heuristic(P: Partition, k: int, *, max_size: int | None = None, tol: float | None = None,
+                      cycle_groups: int = 1) -> tuple[int, float]:
+    """Algorithm 4 on ``P`` in place: the most negative valid cycle through the group of
+    lowest Score (or, with ``cycle_groups`` > 1, through the first group of that many in
+    increasing Score that has one). Returns (records moved, SSE change)."""
+    max_size = 2 * k - 1 if max_size is None else max_size
+    tol = tolerance(P) if tol is None else tol
+    if P.g < 2:
+        return 0, 0.0
+    scores = group_scores(P)
+    for s in np.argsort(scores, kind="stable")[:cycle_groups]:
+        found = _best_cycle(P, int(s), k, max_size)
+        if found is None or found[0] >= -tol:
+            continue
+        cost, records, groups = found
+        old = {int(P.labels[i]) for i in records} | set(groups)
+        before = sum(P.group_sse(h) for h in old)
+        prev = [int(P.labels[i]) for i in records]
+        P.apply_assignment(records, groups)
+        after = sum(P.group_sse(h) for h in old)
+        if after < before - tol:
+            return len(records), after - before
+        P.apply_assignment(records, prev)  # defensive: never accept a non-improving cycle
+    return 0, 0.0
+
+
+# ---------------------------------------------------------------------------
+# The ICSM loop
+# ---------------------------------------------------------------------------
+def icsm_search(Z: np.ndarray, labels: np.ndarray, k: int, *, pool_size: int = 100,
+                cycle_groups: int = 1, max_iterations: int | None = None, ctx: Context | None = None,
+                report: bool = True, use_tour: bool = True) -> tuple[Partition, int, str]:
+    """Algorithm 2 from the partition ``labels`` (instead of MDAV); returns
+    ``(partition, rounds, status)``. A round is an inner iteration or an n-opt move that
+    lowered the SSE. The partition is never worse than ``labels``; groups keep at most
+    2k-1 records (larger input groups may be split by Tour2Assignment) and never fewer
+    than k."""
+    P = Partition(Z, labels)
+    tol = tolerance(P)
+    rounds = 0
+    current = P.sse()
+
+    def stop() -> str | None:
+        if max_iterations is not None and rounds >= max_iterations:
+            return "limit"
+        if ctx is not None and ctx.expired():
+            return "limit"
+        return None
+
+    def progress(stage: str) -> None:
+        if report and ctx is not None:
+            ctx.report(iteration=rounds, sse=current, stage=stage)
+            ctx.offer(P.labels, current)
+
+    while True:
+        while True:
+            why = stop()
+            if why:
+                return P, rounds, why
+            before = current
+            if use_tour and P.g > 1:
+                new_labels, cost = tour_to_assignment(P, k)
+                if cost < current - tol:
+                    P = Partition(Z, new_labels)
+                    current = P.sse()
+            applied, _ = simple_heuristic(P, k, pool_size=pool_size, tol=tol)
+            if applied:
+                current = P.sse()
+            if current < before - tol:
+                rounds += 1
+                progress("inner")
+            else:
+                break
+        why = stop()
+        if why:
+            return P, rounds, why
+        moved, _ = complex_heuristic(P, k, tol=tol, cycle_groups=cycle_groups)
+        if not moved:
+            return P, rounds, "done"
+        current = P.sse()
+        rounds += 1
+        progress("n-opt")
+
+
+# ---------------------------------------------------------------------------
+# Restarts
+# ---------------------------------------------------------------------------
+def perturb(P: Partition, rng: np.random.Generator, records: int, *, center: int | None = None,
+            scope: str = "local", rows: np.ndarray | None = None) -> np.ndarray:
+    """Labels of ``P`` (restricted to ``rows`` when given) with the groups of up to
+    ``records`` records changed and every group size kept: the chosen records' labels are
+    permuted at random (a record keeps its group when the permutation maps it to a record
+    of the same group).
+
+    ``scope="global"`` chooses the records uniformly at random (as section 5.3 of the
+    paper); ``"local"`` chooses the ``records`` records nearest to ``center`` (a random
+    record by default), so the shuffled records come from neighbouring groups.
+    """
+    rows = np.arange(P.n) if rows is None else np.asarray(rows, dtype=np.int64)
+    labels = P.labels[rows].copy()
+    m = min(records, rows.size)
+    if m < 2:
+        return labels
+    if scope == "global":
+        chosen = np.sort(rng.choice(rows.size, size=m, replace=False))
+    else:
+        c = int(rng.integers(P.n)) if center is None else int(center)
+        dist = P.z2[rows] - 2.0 * (P.Z[rows] @ P.Z[c])
+        chosen = np.sort(np.argpartition(dist, m - 1)[:m]) if m < rows.size else np.arange(rows.size)
+    labels[chosen] = labels[chosen[rng.permutation(m)]]
+    return labels
+
+
+def _region(P: Partition, center: int, groups: int) -> np.ndarray:
+    """Records of the ``groups`` groups whose centroids are nearest to record ``center``."""
+    dc = P.cnorm - 2.0 * (P.cent @ P.Z[center])
+    g = min(groups, P.g)
+    near = np.argpartition(dc, g - 1)[:g] if g < P.g else np.arange(P.g)
+    near = near[np.argsort(dc[near], kind="stable")]
+    return np.concatenate([np.asarray(P.members[h], dtype=np.int64) for h in near])
+
+
+class _Quiet:
+    """The deadline of a context without its progress reports (for sub-problems)."""
+
+    def __init__(self, ctx: Context):
+        self.ctx = ctx
+
+    def expired(self) -> bool:
+        return self.ctx.expired()
+
+
+def icsm_restarts(Z: np.ndarray, P: Partition, k: int, ctx: Context, *, max_restarts: int | None,
+                  perturbation: int, restart_scope: str, region_groups: int, pool_size: int,
+                  cycle_groups: int) -> tuple[Partition, dict, str]:
+    """Iterated local search from ``P``: perturb the best partition, re-optimise, keep
+    the better one. Returns (best partition, facts, status)."""
+    best = P
+    best_sse = P.sse()
+    tol = tolerance(P)
+    done = improved = 0
+    status = "done"
+    quiet = _Quiet(ctx)
+    while max_restarts is None or done < max_restarts:
+        if ctx.expired():
+            status = "limit"
+            break
+        done += 1
+        if restart_scope == "region":
+            center = int(ctx.rng.integers(best.n))
+            rows = _region(best, center, region_groups)
+            start = perturb(best, ctx.rng, perturbation, center=center, rows=rows)
+            sub = np.ascontiguousarray(Z[rows])
+            Q, _, _ = icsm_search(sub, start, k, pool_size=pool_size, cycle_groups=cycle_groups,
+                                  ctx=quiet, report=False)
+            before = float(best.own[rows].sum())
+            if Q.sse() < before - tol:
+                labels = best.labels.copy()
+                labels[rows] = Q.labels + best.g
+                best = Partition(Z, labels)
+        else:
+            start = perturb(best, ctx.rng, perturbation, scope="global")
+            Q, _, _ = icsm_search(Z, start, k, pool_size=pool_size, cycle_groups=cycle_groups,
+                                  ctx=quiet, report=False)
+            if Q.sse() < best_sse - tol:
+                best = Q
+        new_sse = best.sse()
+        if new_sse < best_sse - tol:
+            best_sse = new_sse
+            improved += 1
+            ctx.offer(best.labels, best_sse)
+            ctx.report(iteration=done, sse=best_sse, stage="restarts", improving=improved)
+        elif done % 100 == 0:
+            ctx.report(iteration=done, sse=best_sse, stage="restarts", improving=improved)
+    return best, {"restarts": done, "improving_restarts": improved}, status
+
+
+# ---------------------------------------------------------------------------
+# Registration and public function
+# ---------------------------------------------------------------------------
+_SCOPES = ("region", "full")
+
+
+def _check_icsm_options(pool_size, cycle_groups, max_iterations, max_restarts, perturbation, restart_scope,
+                        region_groups, ctx):
+    pool_size = check_positive_int(pool_size, "pool_size")
+    cycle_groups = check_positive_int(cycle_groups, "cycle_groups")
+    max_iterations = check_positive_int(max_iterations, "max_iterations", minimum=0, allow_none=True)
+    max_restarts = check_positive_int(max_restarts, "max_restarts", minimum=0, allow_none=True)
+    perturbation = check_positive_int(perturbation, "perturbation", minimum=2)
+    restart_scope = check_choice(restart_scope, "restart_scope", _SCOPES)
+    region_groups = check_positive_int(region_groups, "region_groups", minimum=2)
+    if max_restarts is None and not ctx.deadline.limited:
+        raise InvalidInputError("`max_restarts` must be an integer when there is no time_limit; got None "
+                                "(restarts would never stop).")
+    return pool_size, cycle_groups, max_iterations, max_restarts, perturbation, restart_scope, region_groups
+
+
+def _run_icsm(Z, labels, k, ctx, pool_size, cycle_groups, max_iterations, max_restarts, perturbation,
+              restart_scope, region_groups) -> Solution:
+    (pool_size, cycle_groups, max_iterations, max_restarts, perturbation, restart_scope,
+     region_groups) = _check_icsm_options(pool_size, cycle_groups, max_iterations, max_restarts, perturbation,
+                                          restart_scope, region_groups, ctx)
+    restarting = max_restarts is None or max_restarts > 0
+    # The first run may use the whole budget; restarts keep a little for the final polish.
+    P, rounds, status = icsm_search(Z, labels, k, pool_size=pool_size, cycle_groups=cycle_groups,
+                                    max_iterations=max_iterations, ctx=ctx.child(stage="icsm"))
+    info = {"rounds": rounds, "first_run_sse": P.sse(), "restarts": 0, "improving_restarts": 0}
+    messages = []
+    if status == "limit":
+        messages.append("time limit reached in the first run" if ctx.expired()
+                        else f"first run stopped after max_iterations={max_iterations} rounds")
+    if restarting and status == "done" and P.g > 1 and not ctx.expired():
+        sub = ctx.child(fraction=0.95 if restart_scope == "region" else 1.0, stage="restarts")
+        P, facts, r_status = icsm_restarts(Z, P, k, sub, max_restarts=max_restarts, perturbation=perturbation,
+                                           restart_scope=restart_scope, region_groups=region_groups,
+                                           pool_size=pool_size, cycle_groups=cycle_groups)
+        info.update(facts)
+        if restart_scope == "region" and facts["improving_restarts"] and not ctx.expired():
+            # regions were re-optimised one at a time: one full pass across their borders
+            P, more, p_status = icsm_search(Z, P.labels, k, pool_size=pool_size, cycle_groups=cycle_groups,
+                                            ctx=ctx.child(stage="polish"))
+            info["polish_rounds"] = more
+            r_status = "limit" if p_status == "limit" else r_status
+        if r_status == "limit" or (max_restarts is None):
+            status = "limit"
+            messages.append(f"time limit reached after {facts['restarts']} restarts")
+    elif restarting and status == "done":
+        status = "limit" if ctx.expired() else status
+    info["sse"] = P.sse()
+    return Solution(labels=P.labels, status=status, message="; ".join(messages), info=info)
+
+
+@register_method("icsm", summary="ICSM local search (Tour2Assignment, 1-opt/2-opt pool, n-opt cycles) "
+                 "from MDAV, with optional restarts (Mortazavi and Jalili 2015)", randomized=True)
+def _icsm_solver(Z: np.ndarray, k: int, ctx: Context, *, pool_size: int = 100, cycle_groups: int = 1,
+                 max_iterations: int | None = None, max_restarts: int | None = 0, perturbation: int = 20,
+                 restart_scope: str = "region", region_groups: int = 30) -> Solution:
+    _check_icsm_options(pool_size, cycle_groups, max_iterations, max_restarts, perturbation, restart_scope,
+                        region_groups, ctx)
+    labels = mdav_labels(Z, k)
+    ctx.offer(labels, float(Partition(Z, labels).sse()))
+    return _run_icsm(Z, labels, k, ctx, pool_size, cycle_groups, max_iterations, max_restarts, perturbation,
+                     restart_scope, region_groups)
+
+
+@register_improvement("icsm", summary="ICSM's local search (and optional restarts) from any partition",
+                      randomized=True)
+def _icsm_improver(Z: np.ndarray, labels: np.ndarray, k: int, ctx: Context, *, pool_size: int = 100,
+                   cycle_groups: int = 1, max_iterations: int | None = None, max_restarts: int | None = 0,
+                   perturbation: int = 20, restart_scope: str = "region", region_groups: int = 30) -> Solution:
+    return _run_icsm(Z, labels, k, ctx, pool_size, cycle_groups, max_iterations, max_restarts, perturbation,
+                     restart_scope, region_groups)
+
+
+def icsm(X, k, *, max_restarts=0, perturbation=20, restart_scope="region", region_groups=30, pool_size=100,
+         cycle_groups=1, max_iterations=None, variables=None, scaling="standardize", rng=None, time_limit=None,
+         progress=None):
+    """Microaggregate with ICSM (Iterative Constraint Satisfaction), optionally with restarts.
+
+    Starts from MDAV and alternates (i) Tour2Assignment: the groups are chained into a
+    tour and cut optimally into runs of k..2k-1 records along it (circular
+    Hansen-Mukherjee), which lets group sizes change; (ii) SimpleHeuristic: the
+    ``pool_size`` best improving migrations (1-opt) and exchanges (2-opt) applied greedily
+    on disjoint groups; until neither improves. Then (iii) ComplexHeuristic looks for a
+    negative cycle of moves through several groups (n-opt) and the loop restarts, until no
+    cycle is found. Restarts then perturb the best partition and search again.
+
+    Parameters
+    ----------
+    X : DataFrame or array_like of shape (n, p)
+        Records; never modified.
+    k : int
+        Minimum group size; groups have k..2k-1 records.
+    max_restarts : int or None, default 0
+        Restarts after the first run; ``None`` restarts until ``time_limit`` (then needed).
+    perturbation : int, default 20
+        Records whose groups are shuffled at each restart (the paper changes the groups of
+        up to 20 records).
+    restart_scope : {"region", "full"}, default "region"
+        ``"region"``: the perturbed records are the ``perturbation`` nearest to a random
+        record, and ICSM re-optimises only the ``region_groups`` groups nearest to it (a
+        sub-problem of ~``region_groups * k`` records, so a restart costs milliseconds and
+        does not grow with n); a final full ICSM pass then runs across region borders.
+        ``"full"``: records chosen uniformly at random and ICSM re-run on all the data
+        (section 5.3 of the paper; each restart costs a full run).
+    region_groups : int, default 30
+        Groups in a region.
+    pool_size : int, default 100
+        Size pn of the move pool of SimpleHeuristic (the paper's setting).
+    cycle_groups : int, default 1
+        ComplexHeuristic looks for a negative cycle through the lowest-Score group (the
+        paper) or through the first of this many groups in increasing Score that has one.
+    max_iterations : int, optional
+        Rounds of the first run (inner iterations plus n-opt moves).
+    variables, scaling, rng, time_limit, progress
+        As in :func:`pysdcmicro.microaggregate`. ``rng`` drives the restarts; without
+        restarts ICSM is deterministic.
+
+    Returns
+    -------
+    MicroaggregationResult
+        ``info`` holds ``rounds``, ``first_run_sse``, ``restarts`` and
+        ``improving_restarts``.
+
+    Notes
+    -----
+    The SSE change of every move has a closed form in O(d) (see
+    :mod:`pysdcmicro.local_search._state`); a round evaluates all n^2/2 exchanges in blocks
+    of matrix products (O(n^2 d) time, O(256 n) memory), Tour2Assignment costs O(n g d +
+    n k^2 d), and ComplexHeuristic's shortest paths O(k n^2). With a time limit, restarts run
+    until 95% of it has passed; their number then depends on the machine's speed, so use
+    ``max_restarts`` for reproducible runs.
+
+    The SimpleHeuristic pool holds the pn most improving moves (the paper adds the first
+    pn found in scan order).
+
+    References
+    ----------
+    R. Mortazavi, S. Jalili, "Fast data-oriented microaggregation algorithm for large
+    numerical datasets", Knowledge-Based Systems / ISeCure 7 (2015): ICSM, Algorithms 2-5.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from pysdcmicro import icsm
+    >>> X = np.random.default_rng(0).normal(size=(60, 3))
+    >>> res = icsm(X, 3)
+    >>> res.status, int(res.group_sizes.min()), int(res.group_sizes.max()) <= 5
+    ('done', 3, True)
+    >>> res2 = icsm(X, 3, max_restarts=20, rng=1)
+    >>> res2.information_loss <= res.information_loss
+    True
+    """
+    from .._api import microaggregate
+
+    return microaggregate(X, k, method="icsm", variables=variables, scaling=scaling, rng=rng,
+                          time_limit=time_limit, progress=progress, max_restarts=max_restarts,
+                          perturbation=perturbation, restart_scope=restart_scope, region_groups=region_groups,
+                          pool_size=pool_size, cycle_groups=cycle_groups, max_iterations=max_iterations)
