@@ -261,6 +261,12 @@ def main(argv: Sequence[str] | None = None) -> int:
         except KeyboardInterrupt:
             print("pysdcmicro: interrupted", file=sys.stderr)
             return 130
+        except BrokenPipeError:  # output piped into `head` and the like: stop quietly
+            import os
+
+            devnull = os.open(os.devnull, os.O_WRONLY)
+            os.dup2(devnull, sys.stdout.fileno())
+            return 1
     _flush_warnings(caught)
     return code
 
