@@ -416,7 +416,7 @@ def icsm_search(Z: np.ndarray, labels: np.ndarray, k: int, *, pool_size: int = 1
 
     def progress(stage: str) -> None:
         if report and ctx is not None:
-            ctx.report(iteration=rounds, sse=current, stage=stage)
+            ctx.report(iteration=rounds, sse=current, step=stage)
             ctx.offer(P.labels, current)
 
     while True:

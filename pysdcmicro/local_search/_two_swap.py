@@ -169,7 +169,7 @@ def _given_labels(labels: Any) -> Any:
         if sizes.min() < k:
             g = int(np.argmin(sizes))
             raise InvalidInputError(
-                f"`labels` must form groups of at least k={k} records; group {np.unique(arr)[g]!r} has {int(sizes[g])}.")
+                f"`labels` must form groups of at least k={k} records; group {np.unique(arr)[g].tolist()!r} has {int(sizes[g])}.")
         return Solution(labels=lab)
 
     return given
