@@ -109,6 +109,8 @@ def _build_parser() -> argparse.ArgumentParser:
     m.add_argument("--method", default="mdav", help="method name (see `pysdcmicro methods`); default mdav")
     m.add_argument("--variables", help="comma-separated columns to microaggregate (default: all numeric columns)")
     m.add_argument("--strata", help="comma-separated columns: microaggregate within each combination of their values")
+    m.add_argument("--strata-scaling", default="global", choices=["global", "stratum"],
+                   help="with --strata: z-scores over the whole data (default) or within each stratum (as sdcMicro)")
     m.add_argument("--output", "-o", help="masked CSV to write (default: standard output)")
     m.add_argument("--report", help="JSON report to write")
     m.add_argument("--seed", type=int, default=None, help="random seed (randomized methods)")
@@ -175,7 +177,8 @@ def _cmd_microaggregate(args: argparse.Namespace) -> int:
     show = not args.quiet and sys.stderr.isatty()
     result = microaggregate(
         frame, args.k, method=spec.name, variables=_split_list(args.variables), strata=_split_list(args.strata),
-        improve=improve, improve_options=improve_options, scaling=args.scaling, rng=args.seed,
+        improve=improve, improve_options=improve_options, scaling=args.scaling,
+        strata_scaling=args.strata_scaling, rng=args.seed,
         time_limit=args.time_limit, progress=_progress_callback(True) if show else None, **options,
     )
     if args.output:
