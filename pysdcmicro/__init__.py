@@ -33,6 +33,10 @@ from ._result import STATUSES, MicroaggregationResult, Solution
 from ._standardize import standardize
 from .constructive import mdav
 
+from . import _source_tree
+
+_source_tree.register()  # `pysdcmicro.bridges` from a source checkout (never imports rpy2)
+
 __all__ = [
     "__version__",
     "microaggregate",
