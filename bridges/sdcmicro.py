@@ -207,6 +207,10 @@ _R_HELPERS = {
     }""",
     "has_sdcmicro": """function() requireNamespace("sdcMicro", quietly = TRUE)""",
     "sdcmicro_version": """function() as.character(utils::packageVersion("sdcMicro"))""",
+    "installed_version": """function() {
+        d <- suppressWarnings(utils::packageDescription("sdcMicro"))
+        if (is.list(d)) as.character(d$Version) else character(0)
+    }""",
     "lib_paths": """function() .libPaths()""",
     "r_version": """function() R.version.string""",
 }
@@ -313,7 +317,8 @@ def check_r(*, sdcmicro: bool = True) -> dict:
     Returns
     -------
     dict
-        ``{"R": ..., "rpy2": ..., "sdcMicro": ... or None}``.
+        ``{"R": ..., "rpy2": ..., "sdcMicro": ...}``: versions; ``"sdcMicro"`` is None
+        when it is not installed (possible only with ``sdcmicro=False``).
 
     Raises
     ------
@@ -322,12 +327,11 @@ def check_r(*, sdcmicro: bool = True) -> dict:
         "sdcMicro not installed in R: install.packages('sdcMicro') from CRAN".
     """
     s = _session(sdcmicro=sdcmicro)
-    if not sdcmicro and s.sdcmicro_version is None:
-        try:
-            s.require_sdcmicro()
-        except SdcMicroNotInstalledError:
-            pass
-    return {"R": s.r_version, "rpy2": _dist_version("rpy2"), "sdcMicro": s.sdcmicro_version}
+    installed = s.sdcmicro_version
+    if installed is None:  # without loading it: the version of an installed copy, if any
+        found = s.fn["installed_version"]()
+        installed = str(found[0]) if len(found) else None
+    return {"R": s.r_version, "rpy2": _dist_version("rpy2"), "sdcMicro": installed}
 
 
 def _r_safe_frame(frame: pd.DataFrame) -> pd.DataFrame:
@@ -759,8 +763,8 @@ def compare(frame: pd.DataFrame, variables: Any, k: int, methods: Any = DEFAULT_
     * ``same_groups_as_reference``: bool;
     * ``il_basis``: ``"groups"`` or ``"masked values"``;
     * ``message``: "R error: ..." when an sdcMicro method failed on this data (e.g. ``rmd``
-      on data with a singular covariance matrix, as on all three CASC sets: the row's
-      numbers are then missing), "R warnings: ..." when R warned, pysdcmicro's status
+      on data with a singular covariance matrix, as Census and EIA: the row's numbers are
+      then missing), "R warnings: ..." when R warned, pysdcmicro's status
       message when a method stopped at ``time_limit``, else "".
 
     ``attrs`` holds ``reference``, ``k``, ``n``, ``variables`` and the versions used.
