@@ -35,14 +35,17 @@ def _parse_number(text: str) -> float | None:
         return None
 
 
-def read_table(path: str) -> tuple[pd.DataFrame, list[str]]:
-    """Read a CSV file so that untouched columns round-trip exactly.
+def read_table(path: str, variables: list[str] | None = None,
+               exclude: list[str] | None = None) -> tuple[pd.DataFrame, list[str]]:
+    """Read a CSV file so that the columns not microaggregated round-trip exactly.
 
-    Every cell is read as text. A column is *numeric* when each cell is a number or a
-    missing marker (empty, NA, NaN) and at least one is a number; numeric columns are
-    converted to float (or int when all values are integers), the others stay text.
+    Every cell is read as text. The columns to microaggregate are ``variables`` or, by
+    default, every *numeric* column not in ``exclude`` (a column is numeric when each cell is
+    a number or a missing marker such as an empty cell, NA or NaN, and at least one is a
+    number). Only those are converted to numbers; all other columns stay text, so leading
+    zeros, number formatting and quoting-free text pass through unchanged.
 
-    Returns the frame and the list of numeric columns.
+    Returns the frame and the list of columns to microaggregate.
     """
     p = Path(path)
     if not p.is_file():
@@ -53,21 +56,32 @@ def read_table(path: str) -> tuple[pd.DataFrame, list[str]]:
         raise InvalidInputError(f"input file {path!r} is empty; it needs a header row and records.") from None
     except (pd.errors.ParserError, UnicodeDecodeError) as exc:
         raise InvalidInputError(f"input file {path!r} is not a readable CSV file: {exc}") from None
-    frame = pd.DataFrame(index=raw.index)
-    numeric = []
-    for col in raw.columns:
+    excluded = set(exclude or [])
+
+    def parsed(col: str) -> np.ndarray | None:
         values = [_parse_number(v) for v in raw[col]]
         if len(values) and all(v is not None for v in values) and any(not np.isnan(v) for v in values):
-            arr = np.array(values, dtype=np.float64)
-            finite = arr[np.isfinite(arr)]
-            if np.all(np.isfinite(arr)) and np.all(finite == np.round(finite)) and np.all(np.abs(finite) < 2**53):
-                frame[col] = arr.astype(np.int64)
-            else:
+            return np.array(values, dtype=np.float64)
+        return None
+
+    frame = raw.copy()
+    if variables is None:
+        chosen = []
+        for col in raw.columns:
+            if col in excluded:
+                continue
+            arr = parsed(col)
+            if arr is not None:
                 frame[col] = arr
-            numeric.append(col)
-        else:
-            frame[col] = raw[col]
-    return frame, numeric
+                chosen.append(col)
+        return frame, chosen
+    for col in variables:
+        if col in raw.columns:
+            arr = parsed(col)
+            if arr is not None:
+                frame[col] = arr
+            # else: left as text; validation then names the column and a non-numeric value
+    return frame, list(variables)
 
 
 def _split_list(text: str | None) -> list[str] | None:
@@ -173,10 +187,14 @@ def _cmd_microaggregate(args: argparse.Namespace) -> int:
             improve_options = _parse_options(args.improve_option, step, f"improvement {step.name!r}")
     elif args.improve_option:
         raise InvalidInputError("--improve-option was given without --improve.")
-    frame, _numeric = read_table(args.input)
+    strata = _split_list(args.strata)
+    frame, variables = read_table(args.input, _split_list(args.variables), exclude=strata)
+    if not variables:
+        raise InvalidInputError(f"input file {args.input!r} has no numeric column to microaggregate; "
+                                "pass --variables or check the file.")
     show = not args.quiet and sys.stderr.isatty()
     result = microaggregate(
-        frame, args.k, method=spec.name, variables=_split_list(args.variables), strata=_split_list(args.strata),
+        frame, args.k, method=spec.name, variables=variables, strata=strata,
         improve=improve, improve_options=improve_options, scaling=args.scaling,
         strata_scaling=args.strata_scaling, rng=args.seed,
         time_limit=args.time_limit, progress=_progress_callback(True) if show else None, **options,
@@ -246,6 +264,12 @@ def main(argv: Sequence[str] | None = None) -> int:
         except KeyboardInterrupt:
             print("pysdcmicro: interrupted", file=sys.stderr)
             return 130
+        except BrokenPipeError:  # output piped into `head` and the like: stop quietly
+            import os
+
+            devnull = os.open(os.devnull, os.O_WRONLY)
+            os.dup2(devnull, sys.stdout.fileno())
+            return 1
     _flush_warnings(caught)
     return code
 
