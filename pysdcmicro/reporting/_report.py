@@ -276,6 +276,10 @@ class Report:
         return render_body(self, plots=False)
 
 
+def _close(a: float, b: float) -> bool:
+    return math.isclose(a, b, rel_tol=1e-7, abs_tol=1e-9)
+
+
 def _pct(share: float | None) -> str:
     if share is None or not math.isfinite(share):
         return "undefined"
@@ -387,13 +391,21 @@ def report(result: MicroaggregationResult, original: Any = None, *, released: An
         seconds=result.seconds, settings=result.settings, info=result.info, released=released,
     )
     if original is not None:
-        sse, sst = sse_sst(original, released, variables=variables)
+        sse, sst = sse_sst(original, result.data, variables=variables)
         il = 100.0 * sse / sst if sst > 0 else math.nan
-        if not math.isclose(il, result.information_loss, rel_tol=1e-7, abs_tol=1e-9):
+        if not _close(il, result.information_loss):
             raise InvalidInputError(
-                f"`original` does not match `result`: the released values lose {il:.6g} % against it, "
+                f"`original` does not match `result`: the result's values lose {il:.6g} % against it, "
                 f"the result says {result.information_loss:.6g} %; pass the data given to microaggregate()."
             )
+        if released is not result.data:
+            sse, sst = sse_sst(original, released, variables=variables)
+            il = 100.0 * sse / sst if sst > 0 else math.nan
+            if not _close(il, result.information_loss):
+                note = (f"the released data differ from the result: IL {il:.6g} % as released, "
+                        f"{result.information_loss:.6g} % in the result")
+                rep.message = f"{rep.message}; {note}" if rep.message else note
+                rep.information_loss, rep.sse = il, sse
         m = _measures(original, released, variables, sd_fraction)
         rep.utility, rep.risk, rep.changes, rep.correlations = m["utility"], m["risk"], m["changes"], m["correlations"]
         rep.original = original
