@@ -120,12 +120,15 @@ def paired_values(original: Any, masked: Any, variables: Any = None) -> tuple[np
     missing = [c for c in chosen if c not in _columns(mask)]
     if missing:
         raise InvalidInputError(f"unknown column {_col_name(missing[0])} in `masked`; it is in `original` only.")
-    X = np.empty((orig.shape[0], len(chosen)), dtype=np.float64)
-    Xm = np.empty_like(X)
+    return _matrix(orig, chosen, "original"), _matrix(mask, chosen, "masked"), chosen
+
+
+def _matrix(table, chosen: list, what: str) -> np.ndarray:
+    """Float64 values of the chosen columns, columns contiguous (O(n p) memory, one copy)."""
+    X = np.empty((len(chosen), table.shape[0]), dtype=np.float64)
     for j, label in enumerate(chosen):
-        X[:, j] = _numeric_column(orig, label, "original")
-        Xm[:, j] = _numeric_column(mask, label, "masked")
-    return X, Xm, chosen
+        X[j] = _numeric_column(table, label, what)
+    return X.T
 
 
 def check_fraction(value: Any, name: str) -> float:

@@ -30,6 +30,10 @@ __all__ = ["il_sse", "il1s", "il1", "eigen_utility", "variable_changes", "correl
 def _mean_sd(X: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
     """Column means and sample standard deviations (ddof=1) over the non-missing values,
     as R's ``mean(x, na.rm=TRUE)`` and ``sd(x, na.rm=TRUE)``."""
+    if not np.isnan(X).any():
+        if X.shape[0] < 2:
+            return X.mean(axis=0) if X.shape[0] else np.full(X.shape[1], np.nan), np.full(X.shape[1], np.nan)
+        return X.mean(axis=0), X.std(axis=0, ddof=1)
     count = np.sum(~np.isnan(X), axis=0)
     with np.errstate(invalid="ignore", divide="ignore"):
         mean = np.nansum(X, axis=0) / count
@@ -42,13 +46,20 @@ def _mean_sd(X: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
 def sse_sst(original: Any, masked: Any, *, variables: Any = None) -> tuple[float, float]:
     """``(SSE, SST)`` of :func:`il_sse` (see there)."""
     X, Xm, _ = paired_values(original, masked, variables)
+    return _sse_sst(X, Xm)
+
+
+def _sse_sst(X: np.ndarray, Xm: np.ndarray) -> tuple[float, float]:
     mean, sd = _mean_sd(X)
-    keep = np.isfinite(sd) & (sd > 0) & ~np.all((X == X[:1]) | np.isnan(X), axis=0)
-    Z = (X[:, keep] - mean[keep]) / sd[keep]
-    Zm = (Xm[:, keep] - mean[keep]) / sd[keep]
-    diff = Z - Zm
-    sse = float(np.nansum(diff * diff))
-    sst = float(np.nansum(Z * Z))
+    sse = sst = 0.0
+    for j in range(X.shape[1]):  # column by column: O(n) temporaries
+        x = X[:, j]
+        if not (np.isfinite(sd[j]) and sd[j] > 0) or np.all((x == x[~np.isnan(x)][:1]) | np.isnan(x)):
+            continue  # a constant column contributes nothing
+        z = (x - mean[j]) / sd[j]
+        diff = z - (Xm[:, j] - mean[j]) / sd[j]
+        sse += float(np.nansum(diff * diff))
+        sst += float(np.nansum(z * z))
     return sse, sst
 
 
@@ -118,10 +129,15 @@ def il1s(original: Any, masked: Any, *, variables: Any = None, per_cell: bool = 
     0.094093
     """
     X, Xm, _ = paired_values(original, masked, variables)
+    return _il1s(X, Xm, per_cell)
+
+
+def _il1s(X: np.ndarray, Xm: np.ndarray, per_cell: bool = False) -> float:
     _, sd = _mean_sd(X)
+    total = 0.0
     with np.errstate(invalid="ignore", divide="ignore"):
-        cells = np.abs(X - Xm) / (sd * math.sqrt(2.0))
-    total = float(np.nansum(cells))
+        for j in range(X.shape[1]):
+            total += float(np.nansum(np.abs(X[:, j] - Xm[:, j]) / (sd[j] * math.sqrt(2.0))))
     if per_cell:
         total /= X.size
     return total
@@ -143,10 +159,16 @@ def il1(original: Any, masked: Any, *, variables: Any = None) -> float:
     133.3333
     """
     X, Xm, _ = paired_values(original, masked, variables)
+    return _il1(X, Xm)
+
+
+def _il1(X: np.ndarray, Xm: np.ndarray) -> float:
+    total = 0.0
     with np.errstate(invalid="ignore", divide="ignore"):
-        cells = 100.0 * np.abs(X - Xm) / np.abs(X)
-    cells[~np.isfinite(cells)] = np.nan
-    return float(np.nansum(cells))
+        for j in range(X.shape[1]):
+            cells = 100.0 * np.abs(X[:, j] - Xm[:, j]) / np.abs(X[:, j])
+            total += float(np.sum(cells[np.isfinite(cells)]))
+    return total
 
 
 def _scaled_covariance(X: np.ndarray) -> np.ndarray | None:
@@ -156,9 +178,11 @@ def _scaled_covariance(X: np.ndarray) -> np.ndarray | None:
     mean, sd = _mean_sd(X)
     if not np.all(np.isfinite(sd) & (sd > 0)):
         return None
+    if not np.isnan(X).any():
+        centred = X - mean  # one n x p copy
+        cov = (centred.T @ centred) / (X.shape[0] - 1)
+        return np.atleast_2d(cov / np.outer(sd, sd))
     Z = (X - mean) / sd
-    if not np.isnan(Z).any():
-        return np.atleast_2d(np.cov(Z, rowvar=False, ddof=1))
     cov = pd.DataFrame(Z).cov().to_numpy()  # pairwise complete observations, ddof=1
     return None if np.isnan(cov).any() else cov
 
@@ -195,6 +219,10 @@ def eigen_utility(original: Any, masked: Any, *, variables: Any = None) -> float
     1.25
     """
     X, Xm, _ = paired_values(original, masked, variables)
+    return _eigen(X, Xm)
+
+
+def _eigen(X: np.ndarray, Xm: np.ndarray) -> float:
     c1 = _scaled_covariance(X)
     c2 = _scaled_covariance(Xm)
     if c1 is None or c2 is None:
@@ -223,6 +251,10 @@ def variable_changes(original: Any, masked: Any, *, variables: Any = None) -> pd
     [{'mean_change': 0.0, 'variance_ratio': 0.9681}]
     """
     X, Xm, names = paired_values(original, masked, variables)
+    return _variable_changes(X, Xm, names)
+
+
+def _variable_changes(X: np.ndarray, Xm: np.ndarray, names: list) -> pd.DataFrame:
     m1, s1 = _mean_sd(X)
     m2, s2 = _mean_sd(Xm)
     with np.errstate(invalid="ignore", divide="ignore"):
@@ -256,9 +288,21 @@ def correlation_changes(original: Any, masked: Any, *, variables: Any = None) ->
     (0.4, (0, 1))
     """
     X, Xm, names = paired_values(original, masked, variables)
+    return _correlation_changes(X, Xm, names)
+
+
+def _correlation(X: np.ndarray) -> np.ndarray:
+    """Pearson correlations; pairwise complete observations when values are missing."""
+    if np.isnan(X).any():
+        return pd.DataFrame(X).corr().to_numpy()
     with np.errstate(invalid="ignore", divide="ignore"):
-        r1 = pd.DataFrame(X).corr().to_numpy()
-        r2 = pd.DataFrame(Xm).corr().to_numpy()
+        return np.atleast_2d(np.corrcoef(X, rowvar=False))
+
+
+def _correlation_changes(X: np.ndarray, Xm: np.ndarray, names: list) -> dict:
+    with np.errstate(invalid="ignore", divide="ignore"):
+        r1 = _correlation(X)
+        r2 = _correlation(Xm)
     delta = np.abs(r2 - r1)
     upper_a, upper_b = np.triu_indices(len(names), k=1)
     values = delta[upper_a, upper_b]

@@ -19,17 +19,10 @@ import pandas as pd
 from .._errors import InvalidInputError, InvalidTypeError
 from .._result import MicroaggregationResult, _jsonable
 from .._validation import check_k
-from ..metrics import (
-    correlation_changes,
-    eigen_utility,
-    equivalence_class_sizes,
-    il1,
-    il1s,
-    interval_disclosure_risk,
-    variable_changes,
-)
+from ..metrics import equivalence_class_sizes
 from ..metrics._pairs import _as_table, check_fraction, paired_values
-from ..metrics._utility import sse_sst
+from ..metrics._risk import _at_risk
+from ..metrics._utility import _correlation_changes, _eigen, _il1, _il1s, _sse_sst, _variable_changes, sse_sst
 
 __all__ = ["Report", "report", "compare"]
 
@@ -307,14 +300,16 @@ def _class_sizes(released: Any, variables: list) -> np.ndarray:
 
 
 def _measures(original: Any, released: Any, variables: list, sd_fraction: float) -> dict:
-    at_risk = interval_disclosure_risk(original, released, variables=variables, sd_fraction=sd_fraction,
-                                       per_record=True)
+    X, Xm, names = paired_values(original, released, variables)  # extracted once for every measure
+    at_risk = _at_risk(X, Xm, sd_fraction)
+    il1s_sum = _il1s(X, Xm)
     return {
+        "sse_sst": _sse_sst(X, Xm),
         "utility": {
-            "il1s": il1s(original, released, variables=variables),
-            "il1s_per_cell": il1s(original, released, variables=variables, per_cell=True),
-            "il1": il1(original, released, variables=variables),
-            "eigen": eigen_utility(original, released, variables=variables),
+            "il1s": il1s_sum,
+            "il1s_per_cell": il1s_sum / X.size,
+            "il1": _il1(X, Xm),
+            "eigen": _eigen(X, Xm),
             "definitions": "sdcMicro 5.8.1 dUtility(x, xm, method = 'IL1s' | 'eigen' | 'IL1'); "
                            "il1s_per_cell = il1s / (n p) as Mateo-Sanz et al. 2004",
         },
@@ -325,8 +320,8 @@ def _measures(original: Any, released: Any, variables: list, sd_fraction: float)
             "definition": "sdcMicro 5.8.1 dRisk(x, xm, k = sd_fraction): share of records whose every "
                           "original value lies within sd_fraction * sd(masked) of the released value",
         },
-        "changes": variable_changes(original, released, variables=variables),
-        "correlations": correlation_changes(original, released, variables=variables),
+        "changes": _variable_changes(X, Xm, names),
+        "correlations": _correlation_changes(X, Xm, names),
     }
 
 
@@ -398,15 +393,15 @@ def report(result: MicroaggregationResult, original: Any = None, *, released: An
                 f"`original` does not match `result`: the result's values lose {il:.6g} % against it, "
                 f"the result says {result.information_loss:.6g} %; pass the data given to microaggregate()."
             )
+        m = _measures(original, released, variables, sd_fraction)
         if released is not result.data:
-            sse, sst = sse_sst(original, released, variables=variables)
+            sse, sst = m["sse_sst"]
             il = 100.0 * sse / sst if sst > 0 else math.nan
             if not _close(il, result.information_loss):
                 note = (f"the released data differ from the result: IL {il:.6g} % as released, "
                         f"{result.information_loss:.6g} % in the result")
                 rep.message = f"{rep.message}; {note}" if rep.message else note
                 rep.information_loss, rep.sse = il, sse
-        m = _measures(original, released, variables, sd_fraction)
         rep.utility, rep.risk, rep.changes, rep.correlations = m["utility"], m["risk"], m["changes"], m["correlations"]
         rep.original = original
     return rep
@@ -454,8 +449,8 @@ def compare(original: Any, masked: Any, *, variables: Any = None, k: int | None 
     if k is not None:
         k = check_k(k)
     class_sizes = _class_sizes(masked, variables)
-    sse, sst = sse_sst(original, masked, variables=variables)
     m = _measures(original, masked, variables, sd_fraction)
+    sse, sst = m["sse_sst"]
     return Report(
         variables=list(variables), n=int(_as_table(masked, "masked").shape[0]), k=k,
         k_anonymous=None if k is None else bool(class_sizes.min() >= k), class_sizes=class_sizes,
