@@ -411,6 +411,7 @@ def _solve_strata(ds, method_core, options, steps, Z, k, root, callback, keep_hi
         sub = Context(root.rng, _deadline=root.deadline.child(fraction=share), callback=callback,
                       sst=total if scaling == "standardize" else None, method=full_name,
                       keep_history=keep_history, stage=ds.strata_names[s])
+        sub._shared.start = root._shared.start  # elapsed time counts from the call, not the stratum
         sub.report(stratum=f"{s + 1}/{n_strata}", records=int(rows.size))
         sol, _ = _solve_block(method_core, options, steps, np.ascontiguousarray(Z[rows]), k, sub)
         if keep_history:

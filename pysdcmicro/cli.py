@@ -1,7 +1,11 @@
 """Command-line interface: ``pysdcmicro microaggregate | report | methods | demo``.
 
 Bad input exits with status 2 and one line ``pysdcmicro: error: <message>`` on stderr,
-the same text the Python API raises.
+the same text the Python API raises. ``microaggregate`` and ``report`` exit with status 3
+when the released file, read back, is not k-anonymous (never expected from
+``microaggregate``: it would be a bug, so it is loud). Progress is shown only when stderr is
+a terminal and ``--quiet`` is not given; Ctrl-C during a search writes the best partition
+found so far, with status ``limit`` in the report.
 """
 
 from __future__ import annotations
@@ -138,6 +142,8 @@ def _build_parser() -> argparse.ArgumentParser:
     m.add_argument("--scaling", default="standardize", choices=["standardize", "none"],
                    help="compare records on z-scores (default) or raw values; IL is always on z-scores")
     m.add_argument("--quiet", "-q", action="store_true", help="no progress or summary output")
+    m.epilog = ("Exit status: 0 done (also after Ctrl-C, with the best partition found so far), 2 bad input, "
+                "3 the written output is not k-anonymous.")
 
     r = sub.add_parser("report", help="report on a masked CSV file against its original",
                        description="Release report of MASKED.csv against ORIGINAL.csv (rows in the same order): "
@@ -153,6 +159,7 @@ def _build_parser() -> argparse.ArgumentParser:
                    help="interval disclosure risk: half-width in standard deviations of the masked data "
                         "(sdcMicro dRisk's k; default 0.05)")
     r.add_argument("--quiet", "-q", action="store_true", help="no text report on standard output")
+    r.epilog = "Exit status: 0 k-anonymous (or no --k given), 2 bad input, 3 not k-anonymous."
 
     sub.add_parser("methods", help="list the registered methods and improvement steps")
 

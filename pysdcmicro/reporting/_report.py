@@ -350,6 +350,13 @@ def report(result: MicroaggregationResult, original: Any = None, *, released: An
     -------
     Report
 
+    Notes
+    -----
+    The measures are defined in :mod:`pysdcmicro.metrics` (formulas, sources, sdcMicro's
+    conventions). Time O(n p^2 + p^3) (correlations and their eigenvalues) plus a hash
+    grouping of the released rows for k-anonymity; memory a few copies of the n x p chosen
+    columns (a 1e6 x 10 report took 4.4 s and 420 MiB peak on a loaded 2-core machine).
+
     Examples
     --------
     >>> import pandas as pd, pysdcmicro
