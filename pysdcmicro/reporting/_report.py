@@ -220,6 +220,12 @@ class Report:
     def __str__(self) -> str:
         return self.to_text()
 
+    def __repr__(self) -> str:
+        il = "None" if self.information_loss is None else f"{self.information_loss:.4f}"
+        method = f"method={self.method!r}, " if self.method else ""
+        return (f"Report({method}n={self.n}, variables={len(self.variables)}, k={self.k}, "
+                f"k_anonymous={self.k_anonymous}, information_loss={il})")
+
     # -- plots and HTML ----------------------------------------------------------
     def plot_group_sizes(self, **kwargs: Any):
         """Bar chart of records per released combination (see :func:`plot_group_sizes`)."""
