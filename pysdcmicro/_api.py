@@ -143,18 +143,64 @@ def _check_core_output(labels: np.ndarray, n: int, k: int, what: str) -> None:
 
 
 class _TerminalProgress:
-    """Print progress events to stderr at most every ``interval`` seconds."""
+    """Show progress events on a terminal (stderr by default).
 
-    def __init__(self, interval: float = 0.5, stream=None):
-        self.interval = interval
+    On a terminal (``live``): one line, rewritten in place with a carriage return at most
+    every ``interval`` seconds (0.1 s by default), ended with a newline by :meth:`close`.
+    Elsewhere (a log file, a notebook): one line per event, at most every ``interval``
+    seconds (2 s by default). The last event is always shown by :meth:`close`, so the final
+    state (best IL, bound) is on screen when the run ends.
+    """
+
+    def __init__(self, interval: float | None = None, stream=None, *, live: bool | None = None):
         self.stream = stream if stream is not None else sys.stderr
+        if live is None:
+            isatty = getattr(self.stream, "isatty", None)
+            live = bool(isatty()) if callable(isatty) else False
+        self.live = live
+        self.interval = interval if interval is not None else (0.1 if live else 2.0)
         self._last = -math.inf
+        self._pending: ProgressEvent | None = None
+        self._width = 0
+        self._shown = False
 
     def __call__(self, event: ProgressEvent) -> None:
         now = time.monotonic()
         if now - self._last >= self.interval:
             self._last = now
-            print(str(event), file=self.stream, flush=True)
+            self._show(event)
+        else:
+            self._pending = event
+
+    def _show(self, event: ProgressEvent) -> None:
+        text = str(event)
+        self._pending = None
+        self._shown = True
+        try:
+            if self.live:
+                import shutil
+
+                columns = shutil.get_terminal_size((100, 24)).columns - 1
+                text = text[:columns]
+                self.stream.write("\r" + text.ljust(self._width))
+                self._width = len(text)
+            else:
+                self.stream.write(text + "\n")
+            self.stream.flush()
+        except (OSError, ValueError):  # a closed stream must never stop the computation
+            pass
+
+    def close(self) -> None:
+        """Show the last event if it was held back, and end the live line."""
+        if self._pending is not None:
+            self._show(self._pending)
+        if self.live and self._shown:
+            try:
+                self.stream.write("\n")
+                self.stream.flush()
+            except (OSError, ValueError):
+                pass
+            self._shown = False
 
 
 def _progress_callback(progress: Any) -> Callable | None:
@@ -319,14 +365,18 @@ def microaggregate(frame: Any, k: int, *, variables: Any = None, method: str | C
                    method=full_name, keep_history=keep_history)
     rng_gen = root.rng
 
-    if ds.strata is None:
-        block_sol, _ = _solve_block(method_core, method_options, steps, Z, k, root)
-        labels = block_sol.labels
-        status, message, lower, info = block_sol.status, block_sol.message, block_sol.lower_bound, block_sol.info
-    else:
-        labels, status, message, lower, info = _solve_strata(
-            ds, method_core, method_options, steps, Z, k, root, callback, keep_history, total, scaling, full_name,
-            strata_scaling == "stratum")
+    try:
+        if ds.strata is None:
+            block_sol, _ = _solve_block(method_core, method_options, steps, Z, k, root)
+            labels = block_sol.labels
+            status, message, lower, info = block_sol.status, block_sol.message, block_sol.lower_bound, block_sol.info
+        else:
+            labels, status, message, lower, info = _solve_strata(
+                ds, method_core, method_options, steps, Z, k, root, callback, keep_history, total, scaling, full_name,
+                strata_scaling == "stratum")
+    finally:
+        if isinstance(callback, _TerminalProgress):
+            callback.close()
 
     labels = canonical_labels(labels)
     groups = groups_from_labels(labels)
@@ -380,6 +430,8 @@ def _solve_strata(ds, method_core, options, steps, Z, k, root, callback, keep_hi
         sub = Context(root.rng, _deadline=root.deadline.child(fraction=share), callback=callback,
                       sst=total if scaling == "standardize" else None, method=full_name,
                       keep_history=keep_history, stage=ds.strata_names[s])
+        sub._shared.start = root._shared.start  # elapsed time counts from the call, not the stratum
+        sub.report(stratum=f"{s + 1}/{n_strata}", records=int(rows.size))
         block = standardize(ds.X[rows])[0] if per_stratum_z else np.ascontiguousarray(Z[rows])
         sol, _ = _solve_block(method_core, options, steps, block, k, sub)
         if keep_history:
