@@ -17,6 +17,7 @@ numeric column of ``original`` that ``masked`` also has. All are O(n p) time and
 from __future__ import annotations
 
 import math
+import warnings
 from typing import Any
 
 import numpy as np
@@ -204,9 +205,12 @@ def eigen_utility(original: Any, masked: Any, *, variables: Any = None) -> float
     Notes
     -----
     Missing values are handled as sdcMicro does (pairwise complete observations). The
-    result is NaN when a column of either data set is constant (sdcMicro returns ``NA``),
-    and it is unstable when the original variables are (nearly) collinear, as a
-    near-zero ``lambda_j`` divides. O(n p^2 + p^3).
+    result is NaN when a column of either data set is constant (sdcMicro returns ``NA``).
+    It is also NaN, with a ``RuntimeWarning``, when the original variables are linearly
+    dependent (smallest eigenvalue <= 1e-10 times the largest, e.g. the CASC Census set,
+    whose 13 columns have rank 12): a rounding-level ``lambda_j`` would divide, and sdcMicro
+    then returns a number that is rounding noise (on Census it can even be negative).
+    O(n p^2 + p^3).
 
     Examples
     --------
@@ -222,6 +226,9 @@ def eigen_utility(original: Any, masked: Any, *, variables: Any = None) -> float
     return _eigen(X, Xm)
 
 
+_RANK_TOL = 1e-10
+
+
 def _eigen(X: np.ndarray, Xm: np.ndarray) -> float:
     c1 = _scaled_covariance(X)
     c2 = _scaled_covariance(Xm)
@@ -229,6 +236,13 @@ def _eigen(X: np.ndarray, Xm: np.ndarray) -> float:
         return math.nan
     e1 = np.linalg.eigvalsh(c1)[::-1]
     e2 = np.linalg.eigvalsh(c2)[::-1]
+    if e1[-1] <= _RANK_TOL * e1[0]:
+        warnings.warn(
+            "eigen utility is undefined: the original variables are linearly dependent (smallest "
+            f"correlation eigenvalue {e1[-1]:.3g}), so a rounding-level eigenvalue would divide; "
+            "returning NaN (sdcMicro returns a number dominated by rounding here).",
+            RuntimeWarning, stacklevel=3)
+        return math.nan
     with np.errstate(invalid="ignore", divide="ignore"):
         return float(np.sum(np.abs(e1 - e2) / e1))
 
