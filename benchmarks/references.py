@@ -18,6 +18,11 @@ _add("sdcMicro mdav", "shared/data/README.md: sdcMicro 5.8.1 microaggregation(me
     "eia": {3: 0.4829, 4: 0.6713, 5: 1.6667, 10: 3.8397},
 })
 
+_add("mu-Approx paper 002", "shared/papers/002 (Domingo-Ferrer, Sebe, Solanas 2008) Table 5, L_SSE", {
+    "census": {3: 6.25, 4: 8.47, 5: 10.78, 10: 17.01},
+    "eia": {3: 0.43, 4: 0.59, 5: 0.83, 10: 2.26},
+})
+
 
 def lookup(dataset: str, k: int, name: str | None):
     if not name:

@@ -31,7 +31,7 @@ from ._partition import check_partition, information_loss, sse, sst
 from ._registry import MethodSpec
 from ._result import STATUSES, MicroaggregationResult, Solution
 from ._standardize import standardize
-from .constructive import mdav
+from .constructive import mdav, mu_approx, mu_approx_structure
 
 __all__ = [
     "__version__",
@@ -44,6 +44,8 @@ __all__ = [
     "methods",
     "improvements",
     "mdav",
+    "mu_approx",
+    "mu_approx_structure",
     "sse",
     "sst",
     "information_loss",
