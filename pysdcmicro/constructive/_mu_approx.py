@@ -332,7 +332,8 @@ class _Decomposer:
         return out
 
     def _rooted(self, r: int):
-        """Preorder, parent and real-weight of every subtree, rooted at r."""
+        """Rooted at r: vertices in depth-first discovery order (each after its parent),
+        parent of each, and the number of real vertices of each subtree."""
         parent = {r: -1}
         order = [r]
         stack = [r]
@@ -507,7 +508,7 @@ class _Decomposer:
         return h1, w1, rest[0], w2
 
     def _general_vertex_split(self, x: int, s: int, order, parent, sub) -> int | None:
-        """Search every vertex y (x first, then the others in preorder from the candidate)
+        """Search every vertex y (x first, then the others in discovery order)
         for a grouping of y's subtrees into two pieces of >= k real vertices; y real joins
         one piece and a Steiner copy the other. Splits and returns a real vertex of the
         smaller piece, or returns None when no vertex admits such a split."""
