@@ -17,7 +17,7 @@ from __future__ import annotations
 
 __version__ = "0.1.0"
 
-from . import datasets
+from . import datasets, metrics
 from ._api import Microaggregator, microaggregate
 from ._context import ProgressEvent
 from ._errors import (
@@ -32,6 +32,11 @@ from ._registry import MethodSpec
 from ._result import STATUSES, MicroaggregationResult, Solution
 from ._standardize import standardize
 from .constructive import mdav, mu_approx, mu_approx_structure
+from .reporting import Report, compare, report
+
+from . import _source_tree
+
+_source_tree.register()  # `pysdcmicro.bridges` from a source checkout (never imports rpy2)
 
 __all__ = [
     "__version__",
@@ -52,6 +57,10 @@ __all__ = [
     "check_partition",
     "standardize",
     "datasets",
+    "metrics",
+    "report",
+    "compare",
+    "Report",
     "PysdcmicroError",
     "InvalidInputError",
     "InvalidTypeError",
