@@ -157,7 +157,7 @@ def _check_structure(Z, k, s):
         if t.edges.size:
             deg = Counter(t.edges.ravel().tolist())
             assert all(deg[v] >= 2 for v in t.steiner.tolist()), "Steiner leaf"
-    if s.bound_proven:
+    if s.edges_used_once:
         assert len(used) == len(set(used))
         # Lemma 2's chain: total tree length <= sum of distances to the (k-1)-th neighbour.
         length = sum(D[a, b] for a, b in used)
@@ -316,7 +316,7 @@ def test_never_below_brute_force_optimum(k, seed):
         p = naive_sse(Z, s.tree_labels)
         assert p_prime >= best - 1e-9
         assert p_prime <= p + 1e-9
-        if s.bound_proven:  # Theorem 2 for the step-2 partition P (worst case, very loose)
+        if s.edges_used_once:  # Theorem 2 for the step-2 partition P (worst case, very loose)
             assert p <= approximation_factor(k) * best + 1e-9
 
 
