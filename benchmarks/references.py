@@ -30,6 +30,11 @@ _add("Castro 2022 VMDAV", "papers/000 (Castro et al. 2022) Tables 1-4, Step 2 wh
     "census": {3: 5.66, 5: 8.98, 10: 14.04},
 })
 
+_add("mu-Approx paper 002", "shared/papers/002 (Domingo-Ferrer, Sebe, Solanas 2008) Table 5, L_SSE", {
+    "census": {3: 6.25, 4: 8.47, 5: 10.78, 10: 17.01},
+    "eia": {3: 0.43, 4: 0.59, 5: 0.83, 10: 2.26},
+})
+
 
 def lookup(dataset: str, k: int, name: str | None):
     if not name:

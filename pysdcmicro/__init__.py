@@ -31,7 +31,7 @@ from ._partition import check_partition, information_loss, sse, sst
 from ._registry import MethodSpec
 from ._result import STATUSES, MicroaggregationResult, Solution
 from ._standardize import standardize
-from .constructive import mdav, vmdav
+from .constructive import mdav, mu_approx, mu_approx_structure, vmdav
 from .reporting import Report, compare, report
 
 from . import _source_tree
@@ -49,6 +49,8 @@ __all__ = [
     "methods",
     "improvements",
     "mdav",
+    "mu_approx",
+    "mu_approx_structure",
     "vmdav",
     "sse",
     "sst",
