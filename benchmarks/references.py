@@ -36,6 +36,25 @@ _add("mu-Approx paper 002", "shared/papers/002 (Domingo-Ferrer, Sebe, Solanas 20
 })
 
 
+_add("Castro 2022 two-swap", "papers/000 (Castro et al. 2022) Tables 1 and 3, Step 3 (two-swap after the best "
+     "of MDAV/VMDAV; 2 decimals)", {
+    "tarragona": {3: 15.00, 5: 20.74, 10: 30.77},
+    "census": {3: 5.25, 5: 8.12, 10: 12.36},
+})
+
+_add("ICSM table 2", "papers/003 (Mortazavi and Jalili 2015) Table 2, IL_ICSM (one run from MDAV; 2 decimals)", {
+    "tarragona": {3: 14.81, 5: 20.69, 10: 30.70},
+    "census": {3: 4.85, 5: 7.78, 10: 11.93},
+    "eia": {3: 0.36, 5: 0.78, 10: 2.24},
+})
+
+_add("ICSM table 4", "papers/003 (Mortazavi and Jalili 2015) Table 4, IL_ICSM (best of 1600 perturbed restarts)", {
+    "tarragona": {3: 14.54, 4: 17.18, 5: 20.25, 10: 30.34},
+    "census": {3: 4.75, 4: 6.21, 5: 7.50, 10: 11.74},
+    "eia": {3: 0.35, 4: 0.49, 5: 0.74, 10: 1.95},
+})
+
+
 def lookup(dataset: str, k: int, name: str | None):
     if not name:
         return None

@@ -258,7 +258,7 @@ def group_scores(P: Partition) -> np.ndarray:
     return np.bincount(lab, weights=out - inc, minlength=g)
 
 
-def _best_cycle(P: Partition, s: int, k: int, max_size: int):
+def _best_cycle(P: Partition, s: int, k: int, max_size: int, depth: int | None = None):
     """Most negative valid cycle through group ``s`` in the DAG H' of eq. 8.
 
     Returns ``(cost, records, new_groups)`` or None. Nodes are records (0..n-1) and group
@@ -270,6 +270,8 @@ def _best_cycle(P: Partition, s: int, k: int, max_size: int):
     dc = P.cent - P.cent[s]
     order = np.argsort(np.einsum("ij,ij->i", dc, dc), kind="stable")
     order = np.concatenate([[s], order[order != s]])
+    if depth is not None:
+        order = order[:depth + 1]
     src = np.asarray(P.members[s], dtype=np.int64)
     S = src.size + 1  # the last source is the group node G_s
     inf = np.inf
@@ -366,7 +368,7 @@ def _best_cycle(P: Partition, s: int, k: int, max_size: int):
 
 
 def complex_heuristic(P: Partition, k: int, *, max_size: int | None = None, tol: float | None = None,
-                      cycle_groups: int = 1) -> tuple[int, float]:
+                      cycle_groups: int = 1, cycle_depth: int | None = None) -> tuple[int, float]:
     """Algorithm 4 on ``P`` in place: the most negative valid cycle through the group of
     lowest Score (or, with ``cycle_groups`` > 1, through the first group of that many in
     increasing Score that has one). Returns (records moved, SSE change)."""
@@ -376,7 +378,7 @@ def complex_heuristic(P: Partition, k: int, *, max_size: int | None = None, tol:
         return 0, 0.0
     scores = group_scores(P)
     for s in np.argsort(scores, kind="stable")[:cycle_groups]:
-        found = _best_cycle(P, int(s), k, max_size)
+        found = _best_cycle(P, int(s), k, max_size, cycle_depth)
         if found is None or found[0] >= -tol:
             continue
         cost, records, groups = found
@@ -395,7 +397,7 @@ def complex_heuristic(P: Partition, k: int, *, max_size: int | None = None, tol:
 # The ICSM loop
 # ---------------------------------------------------------------------------
 def icsm_search(Z: np.ndarray, labels: np.ndarray, k: int, *, pool_size: int = 100,
-                cycle_groups: int = 1, max_iterations: int | None = None, ctx: Context | None = None,
+                cycle_groups: int = 1, cycle_depth: int | None = None, max_iterations: int | None = None, ctx: Context | None = None,
                 report: bool = True, use_tour: bool = True) -> tuple[Partition, int, str]:
     """Algorithm 2 from the partition ``labels`` (instead of MDAV); returns
     ``(partition, rounds, status)``. A round is an inner iteration or an n-opt move that
@@ -441,7 +443,7 @@ def icsm_search(Z: np.ndarray, labels: np.ndarray, k: int, *, pool_size: int = 1
         why = stop()
         if why:
             return P, rounds, why
-        moved, _ = complex_heuristic(P, k, tol=tol, cycle_groups=cycle_groups)
+        moved, _ = complex_heuristic(P, k, tol=tol, cycle_groups=cycle_groups, cycle_depth=cycle_depth)
         if not moved:
             return P, rounds, "done"
         current = P.sse()
@@ -568,8 +570,6 @@ def _run_icsm(Z, labels, k, ctx, pool_size, cycle_groups, max_iterations, max_re
     (pool_size, cycle_groups, max_iterations, max_restarts, perturbation, restart_scope,
      region_groups) = _check_icsm_options(pool_size, cycle_groups, max_iterations, max_restarts, perturbation,
                                           restart_scope, region_groups, ctx)
-    restarting = max_restarts is None or max_restarts > 0
-    # The first run may use the whole budget; restarts keep a little for the final polish.
     P, rounds, status = icsm_search(Z, labels, k, pool_size=pool_size, cycle_groups=cycle_groups,
                                     max_iterations=max_iterations, ctx=ctx.child(stage="icsm"))
     info = {"rounds": rounds, "first_run_sse": P.sse(), "restarts": 0, "improving_restarts": 0}
@@ -577,23 +577,28 @@ def _run_icsm(Z, labels, k, ctx, pool_size, cycle_groups, max_iterations, max_re
     if status == "limit":
         messages.append("time limit reached in the first run" if ctx.expired()
                         else f"first run stopped after max_iterations={max_iterations} rounds")
-    if restarting and status == "done" and P.g > 1 and not ctx.expired():
-        sub = ctx.child(fraction=0.95 if restart_scope == "region" else 1.0, stage="restarts")
-        P, facts, r_status = icsm_restarts(Z, P, k, sub, max_restarts=max_restarts, perturbation=perturbation,
-                                           restart_scope=restart_scope, region_groups=region_groups,
-                                           pool_size=pool_size, cycle_groups=cycle_groups)
-        info.update(facts)
-        if restart_scope == "region" and facts["improving_restarts"] and not ctx.expired():
-            # regions were re-optimised one at a time: one full pass across their borders
-            P, more, p_status = icsm_search(Z, P.labels, k, pool_size=pool_size, cycle_groups=cycle_groups,
-                                            ctx=ctx.child(stage="polish"))
-            info["polish_rounds"] = more
-            r_status = "limit" if p_status == "limit" else r_status
-        if r_status == "limit" or (max_restarts is None):
+    restarting = max_restarts is None or max_restarts > 0
+    if restarting and status == "done" and P.g > 1:
+        if ctx.expired():
             status = "limit"
-            messages.append(f"time limit reached after {facts['restarts']} restarts")
-    elif restarting and status == "done":
-        status = "limit" if ctx.expired() else status
+            messages.append("time limit reached before the restarts")
+        else:
+            # region restarts keep 5% of the time left for the final pass across region borders
+            sub = ctx.child(fraction=0.95 if restart_scope == "region" else None, stage="restarts")
+            P, facts, r_status = icsm_restarts(Z, P, k, sub, max_restarts=max_restarts,
+                                               perturbation=perturbation, restart_scope=restart_scope,
+                                               region_groups=region_groups, pool_size=pool_size,
+                                               cycle_groups=cycle_groups)
+            info.update(facts)
+            if restart_scope == "region" and facts["improving_restarts"]:
+                P, more, p_status = icsm_search(Z, P.labels, k, pool_size=pool_size, cycle_groups=cycle_groups,
+                                                ctx=ctx.child(stage="polish"))
+                info["polish_rounds"] = more
+                r_status = "limit" if p_status == "limit" else r_status
+            messages.append(f"{facts['restarts']} restarts, {facts['improving_restarts']} improving")
+            if r_status == "limit":
+                status = "limit"
+                messages.append("time limit reached")
     info["sse"] = P.sse()
     return Solution(labels=P.labels, status=status, message="; ".join(messages), info=info)
 
