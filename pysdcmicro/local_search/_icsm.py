@@ -1,5 +1,6 @@
 """ICSM: Iterative Constraint Satisfaction for Microaggregation (Mortazavi and Jalili,
-ISeCure 7 (2015); paper file ``003_6648048e24cae545.txt``), with random restarts.
+ISC Int. J. of Information Security (ISeCure), 2015; paper file
+``shared/papers/003_6648048e24cae545.txt``), with restarts.
 
 Algorithm 2 of the paper::
 
@@ -29,8 +30,14 @@ each group once, so their weight is the exact SSE change of the cyclic shift (n-
 most negative one is applied.
 
 Restarts (section 5.3): the best partition is perturbed (the groups of up to
-``perturbation`` records change; we permute the labels of randomly chosen records, which
-keeps every group size) and the local search is run again; the better partition is kept.
+``perturbation`` records change; we permute the labels of the chosen records, which keeps
+every group size) and the local search is run again; the better partition is kept. The
+paper perturbs MDAV's partition 1600 times and re-runs ICSM on all the data each time
+(``restart_scope="full"`` here, from the best partition instead of MDAV's). The default
+``"region"`` perturbs the records nearest to a random record and re-runs ICSM on the
+sub-problem made of the ``region_groups`` groups nearest to it: SSE is a sum over groups,
+so a better sub-partition is a better partition, and a restart costs tens of milliseconds whatever
+n is. A final ICSM pass on all the data then repairs what the region borders hid.
 """
 
 from __future__ import annotations
@@ -262,8 +269,9 @@ def _best_cycle(P: Partition, s: int, k: int, max_size: int, depth: int | None =
     """Most negative valid cycle through group ``s`` in the DAG H' of eq. 8.
 
     Returns ``(cost, records, new_groups)`` or None. Nodes are records (0..n-1) and group
-    nodes (n + h). Time O(S n^2 d / g * ...) = O(k n^2) with S = |G_s| + 1 sources, memory
-    O(S n + n k) per layer.
+    nodes (n + h), processed layer by layer (one layer per group, in rank order) for all
+    S = |G_s| + 1 sources at once. Time O(S n^2 (d + k) / 2), memory O(S n k) per layer:
+    no n x n matrix.
     """
     n, g = P.n, P.g
     Z, z2, own, sizes, lab = P.Z, P.z2, P.own, P.sizes, P.labels
@@ -652,10 +660,11 @@ def icsm(X, k, *, max_restarts=0, perturbation=20, restart_scope="region", regio
     restart_scope : {"region", "full"}, default "region"
         ``"region"``: the perturbed records are the ``perturbation`` nearest to a random
         record, and ICSM re-optimises only the ``region_groups`` groups nearest to it (a
-        sub-problem of ~``region_groups * k`` records, so a restart costs milliseconds and
+        sub-problem of ~``region_groups * k`` records, so a restart costs tens of milliseconds and
         does not grow with n); a final full ICSM pass then runs across region borders.
         ``"full"``: records chosen uniformly at random and ICSM re-run on all the data
-        (section 5.3 of the paper; each restart costs a full run).
+        (section 5.3 of the paper, which perturbs MDAV's partition instead of the best one;
+        each restart costs a full run).
     region_groups : int, default 30
         Groups in a region.
     pool_size : int, default 100
@@ -689,8 +698,9 @@ def icsm(X, k, *, max_restarts=0, perturbation=20, restart_scope="region", regio
 
     References
     ----------
-    R. Mortazavi, S. Jalili, "Fast data-oriented microaggregation algorithm for large
-    numerical datasets", Knowledge-Based Systems / ISeCure 7 (2015): ICSM, Algorithms 2-5.
+    R. Mortazavi, S. Jalili, ICSM (Iterative Constraint Satisfaction for Microaggregation),
+    ISC International Journal of Information Security (ISeCure), 2015, Algorithms 2-5,
+    equations 3-8, Tables 2 and 4.
 
     Examples
     --------

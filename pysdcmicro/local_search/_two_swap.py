@@ -10,8 +10,8 @@ and its best migration target. A move touches two groups A and B; only pairs wit
 record of A or B change value, so after a move the rows of A's and B's records are
 recomputed (O(k n d)), every other record's best is compared with its new pair values
 from those rows, and only records whose best partner was in A or B are re-scanned. The
-result is exactly Fig. 1's sequence of best moves (ties: the lowest record index, then
-the lowest partner index, as far as floating point separates equal values).
+result is Fig. 1's sequence of best moves (between equal gains the record with the lowest
+index wins; a record's partner among equal gains may differ from a full rescan's).
 """
 
 from __future__ import annotations
@@ -215,7 +215,7 @@ def two_swap(X, labels, k, *, one_opt=False, max_iterations=None, variables=None
     records. Every record keeps its best partner, and after a move only the pairs of the
     two groups touched are re-evaluated, so a move costs O(k n d) instead of the O(n^2 d)
     full scan. Memory O(n d + 256 n): no n x n matrix. The moves and their order are those
-    of Fig. 1's best-improvement loop (ties: lowest record index first).
+    of Fig. 1's best-improvement loop (between equal gains, the lowest record index first).
 
     References
     ----------
