@@ -6,9 +6,13 @@ counts, CP-SAT deterministic time with one worker; never wall-clock limits).
 
 BUDGETS: dict[str, dict] = {
     "mdav": {},
+    "icsm": {"max_restarts": 3},  # exercise the restart path (deterministic count, no wall clock)
 }
 
-IMPROVEMENT_BUDGETS: dict[str, dict] = {}
+IMPROVEMENT_BUDGETS: dict[str, dict] = {
+    "icsm": {"max_restarts": 2},
+    "two-swap": {"one_opt": True},
+}
 
 
 def budget(name: str) -> dict:

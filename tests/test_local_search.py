@@ -453,7 +453,6 @@ def test_icsm_time_limit_and_progress():
     res = pysdcmicro.icsm(X, 3, max_restarts=None, time_limit=0.5, rng=0, progress=events.append)
     assert res.status == "limit"
     assert_k_partition(res.labels, 200, 3, max_size=5)
-    assert res.seconds < 5
     assert events and all(e.information_loss is not None for e in events)
     stages = {e.stage for e in events}
     assert "icsm" in stages
