@@ -32,6 +32,7 @@ from ._registry import MethodSpec
 from ._result import STATUSES, MicroaggregationResult, Solution
 from ._standardize import standardize
 from .constructive import mdav
+from .univariate import compress_tsp_mhm, mhm, tsp_mhm
 
 __all__ = [
     "__version__",
@@ -44,6 +45,9 @@ __all__ = [
     "methods",
     "improvements",
     "mdav",
+    "mhm",
+    "tsp_mhm",
+    "compress_tsp_mhm",
     "sse",
     "sst",
     "information_loss",
