@@ -41,15 +41,51 @@ from ._orderings import (
 __all__ = ["mhm", "tsp_mhm", "compress_tsp_mhm"]
 
 
+#: How a path method picks the order it groups along.
+SELECTIONS = ("sse", "length")
+
+
+class _Selector:
+    """Scores orders by the SSE of their optimal grouping and keeps the best one.
+
+    With ``select="sse"`` the path search hands it the best path at a few checkpoints (the
+    paths visited are all short; their groupings differ by up to ~1 IL point on the CASC
+    sets); with ``"length"`` only the final, shortest path is scored (plain C-MHM)."""
+
+    def __init__(self, Z: np.ndarray, k: int, circular: bool, ctx: Context):
+        self.Z, self.k, self.circular, self.ctx = Z, k, circular, ctx
+        self.best_sse = np.inf
+        self.labels = None
+        self.order = None
+        self.scored = 0
+        self._seen: set = set()
+
+    def __call__(self, order: np.ndarray) -> None:
+        key = hash(order.tobytes())
+        if key in self._seen:
+            return
+        self._seen.add(key)
+        labels, cost = optimal_runs(self.Z, order, self.k, circular=self.circular)
+        self.scored += 1
+        if cost < self.best_sse:
+            self.best_sse, self.labels, self.order = cost, labels, order
+            self.ctx.offer(labels, cost)
+            self.ctx.report(sse=cost, stage="grouping", paths_scored=self.scored)
+
+
 def _group_along(Z: np.ndarray, k: int, ctx: Context, order: np.ndarray, circular: bool, info: dict,
-                 stopped: bool) -> Solution:
-    labels, cost = optimal_runs(Z, order, k, circular=circular)
-    ctx.offer(labels, cost)
-    ctx.report(sse=cost, stage="grouping")
+                 stopped: bool, selector: _Selector | None = None) -> Solution:
+    if selector is None:
+        selector = _Selector(Z, k, circular, ctx)
+    selector(order)  # the final path is always a candidate
+    if not np.array_equal(selector.order, order):
+        info["shortest_path_length"] = info.get("path_length")
+        info["path_length"] = path_length(Z, selector.order)
+    info["paths_scored"] = selector.scored
     info["circular"] = circular
     status = "limit" if stopped else "done"
     message = "time limit reached during the path search; grouped along the best path so far" if stopped else ""
-    return Solution(labels=labels, status=status, message=message, info=info)
+    return Solution(labels=selector.labels, status=status, message=message, info=info)
 
 
 def _one_group(Z: np.ndarray) -> Solution:
@@ -60,15 +96,18 @@ def _one_group(Z: np.ndarray) -> Solution:
 @register_method("mhm", summary="Multivariate Hansen-Mukherjee: optimal runs of k..2k-1 along an ordering "
                  "(mdav, npn, pca, tsp or a callable)")
 def _mhm_solver(Z: np.ndarray, k: int, ctx: Context, *, ordering: str = "mdav", circular: bool = False,
-                solver: str = "ils", iterations: int | None = None, neighbors: int = 10) -> Solution:
+                solver: str = "ils", iterations: int | None = None, neighbors: int = 10,
+                select: str = "sse") -> Solution:
     if not callable(ordering):
         check_choice(ordering, "ordering", tuple(ORDERINGS))
     _check_tsp_options(solver, iterations, neighbors)
+    check_choice(select, "select", SELECTIONS)
     n = Z.shape[0]
     if n < 2 * k:
         return _one_group(Z)
     info: dict[str, Any] = {"ordering": ordering if isinstance(ordering, str) else getattr(ordering, "__name__", "callable")}
     stopped = False
+    selector = _Selector(Z, k, circular, ctx)
     if callable(ordering):
         order = check_permutation(ordering(Z, ctx), n)
     elif ordering == "mdav":
@@ -79,42 +118,50 @@ def _mhm_solver(Z: np.ndarray, k: int, ctx: Context, *, ordering: str = "mdav", 
         order = pca_order(Z)
     else:
         order, tinfo = _tsp_path(Z, ctx.child(fraction=0.95, stage="tsp"), closed=circular, solver=solver,
-                                 iterations=iterations, neighbors=neighbors)
+                                 iterations=iterations, neighbors=neighbors,
+                                 checkpoint=selector if select == "sse" else None)
         stopped = tinfo.pop("stopped", False)
         info["tsp"] = tinfo
+        info["select"] = select
     info["path_length"] = path_length(Z, order)
-    return _group_along(Z, k, ctx, order, circular, info, stopped)
+    return _group_along(Z, k, ctx, order, circular, info, stopped, selector)
 
 
 @register_method("tsp-mhm", summary="C-MHM: optimal runs of k..2k-1 along a short Hamiltonian path over all "
                  "records (Maya-Lopez et al. 2021)", randomized=True)
 def _tsp_mhm_solver(Z: np.ndarray, k: int, ctx: Context, *, circular: bool = False, solver: str = "ils",
-                    iterations: int | None = None, neighbors: int = 10) -> Solution:
+                    iterations: int | None = None, neighbors: int = 10, select: str = "sse") -> Solution:
     _check_tsp_options(solver, iterations, neighbors)
+    check_choice(select, "select", SELECTIONS)
     if Z.shape[0] < 2 * k:
         return _one_group(Z)
+    selector = _Selector(Z, k, circular, ctx)
     order, tinfo = _tsp_path(Z, ctx.child(fraction=0.95, stage="tsp"), closed=circular, solver=solver,
-                             iterations=iterations, neighbors=neighbors)
+                             iterations=iterations, neighbors=neighbors,
+                             checkpoint=selector if select == "sse" else None)
     stopped = tinfo.pop("stopped", False)
-    info = {"path_length": tinfo.pop("path_length"), "tsp": tinfo}
-    return _group_along(Z, k, ctx, order, circular, info, stopped)
+    info = {"path_length": tinfo.pop("path_length"), "select": select, "tsp": tinfo}
+    return _group_along(Z, k, ctx, order, circular, info, stopped, selector)
 
 
 @register_method("compress-tsp-mhm", summary="Compress-TSP-MHM: path over the centroids of MDAV groups of size c, "
                  "decompressed, then optimal runs (Maya-Lopez et al. 2022)", randomized=True)
 def _compress_tsp_mhm_solver(Z: np.ndarray, k: int, ctx: Context, *, compression: int = 2,
-                             within: str = "centroid", circular: bool = False, solver: str = "ils",
-                             iterations: int | None = None, neighbors: int = 10) -> Solution:
+                             within: str = "path", circular: bool = False, solver: str = "ils",
+                             iterations: int | None = None, neighbors: int = 10, select: str = "sse") -> Solution:
     _check_tsp_options(solver, iterations, neighbors)
+    check_choice(select, "select", SELECTIONS)
     check_positive_int(compression, "compression", minimum=1)
     check_choice(within, "within", WITHIN_GROUP_ORDERS)
     if Z.shape[0] < 2 * k:
         return _one_group(Z)
+    selector = _Selector(Z, k, circular, ctx)
     order, info = _compressed_tsp_path(Z, ctx.child(fraction=0.95, stage="tsp"), compression=compression,
                                        within=within, closed=circular, solver=solver, iterations=iterations,
-                                       neighbors=neighbors)
+                                       neighbors=neighbors, checkpoint=selector if select == "sse" else None)
     stopped = info.pop("stopped", False)
-    return _group_along(Z, k, ctx, order, circular, info, stopped)
+    info["select"] = select
+    return _group_along(Z, k, ctx, order, circular, info, stopped, selector)
 
 
 _COMMON_DOC = """
@@ -133,14 +180,20 @@ _COMMON_DOC = """
         solution limit.
     neighbors : int, default 10
         Candidate-list length of the path search.
+    select : {"sse", "length"}, default "sse"
+        Which path to group along: ``"length"``, the shortest path found (plain C-MHM);
+        ``"sse"``, among the best paths at about ten checkpoints of the search (all of
+        them short), the one whose optimal grouping has the least SSE. Near-optimal paths
+        of almost equal length give groupings up to ~1 IL point apart on the CASC sets,
+        so scoring a few of them by the real objective pays.
     variables, scaling, improve, rng, time_limit, progress
         As in :func:`pysdcmicro.microaggregate`. ``rng`` seeds the path search; a time
         limit stops the path search early (status "limit") and the grouping is made along
         the best path found so far."""
 
 
-def mhm(X, k, *, ordering="mdav", circular=False, solver="ils", iterations=None, neighbors=10, variables=None,
-        scaling="standardize", improve=None, rng=None, time_limit=None, progress=None):
+def mhm(X, k, *, ordering="mdav", circular=False, solver="ils", iterations=None, neighbors=10, select="sse",
+        variables=None, scaling="standardize", improve=None, rng=None, time_limit=None, progress=None):
     """Microaggregate with MHM: optimal groups of consecutive records along an ordering.
 
     Parameters
@@ -182,10 +235,10 @@ def mhm(X, k, *, ordering="mdav", circular=False, solver="ils", iterations=None,
 
     return microaggregate(X, k, method="mhm", variables=variables, scaling=scaling, improve=improve, rng=rng,
                           time_limit=time_limit, progress=progress, ordering=ordering, circular=circular,
-                          solver=solver, iterations=iterations, neighbors=neighbors)
+                          solver=solver, iterations=iterations, neighbors=neighbors, select=select)
 
 
-def tsp_mhm(X, k, *, circular=False, solver="ils", iterations=None, neighbors=10, variables=None,
+def tsp_mhm(X, k, *, circular=False, solver="ils", iterations=None, neighbors=10, select="sse", variables=None,
             scaling="standardize", improve=None, rng=None, time_limit=None, progress=None):
     """Microaggregate with C-MHM: optimal groups along a short Hamiltonian path.
 
@@ -222,11 +275,11 @@ def tsp_mhm(X, k, *, circular=False, solver="ils", iterations=None, neighbors=10
 
     return microaggregate(X, k, method="tsp-mhm", variables=variables, scaling=scaling, improve=improve, rng=rng,
                           time_limit=time_limit, progress=progress, circular=circular, solver=solver,
-                          iterations=iterations, neighbors=neighbors)
+                          iterations=iterations, neighbors=neighbors, select=select)
 
 
-def compress_tsp_mhm(X, k, *, compression=2, within="centroid", circular=False, solver="ils", iterations=None,
-                     neighbors=10, variables=None, scaling="standardize", improve=None, rng=None, time_limit=None,
+def compress_tsp_mhm(X, k, *, compression=2, within="path", circular=False, solver="ils", iterations=None,
+                     neighbors=10, select="sse", variables=None, scaling="standardize", improve=None, rng=None, time_limit=None,
                      progress=None):
     """Microaggregate with Compress-TSP-MHM (Algorithm 1 of Maya-Lopez et al. 2022).
 
@@ -236,10 +289,13 @@ def compress_tsp_mhm(X, k, *, compression=2, within="centroid", circular=False, 
     compression : int, default 2
         Compression ratio c: MDAV groups of c records are replaced by their centroids
         before the path search (the paper uses 2..5; 1 is plain C-MHM).
-    within : {"centroid", "index", "path"}, default "centroid"
-        Order of a compressed group's records in the decompressed path: ascending distance
-        to the data set's centroid (the paper), ascending row (the authors' public code),
-        or along the direction from the previous to the next centroid.
+    within : {"path", "centroid", "index"}, default "path"
+        Order of a compressed group's records in the decompressed path: ``"path"``, along
+        the direction from the previous to the next centroid on the path (ours);
+        ``"centroid"``, ascending distance to the data set's centroid (the paper's rule);
+        ``"index"``, ascending row (the authors' public R code). On Census (c = 2, 3, 5;
+        k = 3, 5, 10) ``"path"`` gave shorter decompressed paths and lower IL in all nine
+        cells (e.g. c = 3, k = 5: 8.37 against 8.96 with the paper's rule).
 
     Returns
     -------
@@ -272,7 +328,7 @@ def compress_tsp_mhm(X, k, *, compression=2, within="centroid", circular=False, 
     return microaggregate(X, k, method="compress-tsp-mhm", variables=variables, scaling=scaling, improve=improve,
                           rng=rng, time_limit=time_limit, progress=progress, compression=compression,
                           within=within, circular=circular, solver=solver, iterations=iterations,
-                          neighbors=neighbors)
+                          neighbors=neighbors, select=select)
 
 
 for _f in (mhm, tsp_mhm, compress_tsp_mhm):

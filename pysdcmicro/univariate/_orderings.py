@@ -34,10 +34,14 @@ __all__ = ["mdav_order", "npn_order", "pca_order", "tsp_path", "compressed_tsp_p
 #: Path search engines of :func:`tsp_path`.
 TSP_SOLVERS = ("ils", "ortools")
 #: Orders of the records of one compressed group in :func:`compressed_tsp_path`.
-WITHIN_GROUP_ORDERS = ("centroid", "index", "path")
+WITHIN_GROUP_ORDERS = ("path", "centroid", "index")
 
 #: Kicks of the iterated local search per record when ``iterations`` is None.
 DEFAULT_KICKS_PER_RECORD = 5
+#: Independent search chains sharing the kicks (from the same greedy start).
+CHAINS = 1
+#: Paths handed to a checkpoint per chain (see ``improve_order``).
+CHECKPOINTS = 50
 
 
 def _ctx(ctx: Context | None) -> Context:
@@ -115,8 +119,10 @@ def pca_order(Z: np.ndarray, ctx: Context | None = None) -> np.ndarray:
 
 
 def _tsp_path(Z: np.ndarray, ctx: Context, *, closed: bool = False, solver: str = "ils",
-              iterations: int | None = None, neighbors: int = 10) -> tuple[np.ndarray, dict]:
-    """The path and the facts about its search (see :func:`tsp_path`)."""
+              iterations: int | None = None, neighbors: int = 10,
+              checkpoint: Callable | None = None) -> tuple[np.ndarray, dict]:
+    """The path and the facts about its search (see :func:`tsp_path`); ``checkpoint`` is
+    handed to :func:`~pysdcmicro.univariate._tsp.improve_order`."""
     n = Z.shape[0]
     info: dict[str, Any] = {"solver": solver, "closed": closed, "neighbors": neighbors}
     if n <= EXACT_MAX_NODES:
@@ -137,15 +143,29 @@ def _tsp_path(Z: np.ndarray, ctx: Context, *, closed: bool = False, solver: str 
     info["seed"] = seed
     stopped = False
     if solver == "ils":
-        kicks = DEFAULT_KICKS_PER_RECORD * n if iterations is None else int(iterations)
+        kicks = int(DEFAULT_KICKS_PER_RECORD * n) if iterations is None else int(iterations)
 
         def report(done, length):
             ctx.report(iteration=done, stage="tsp", path_length=length)
 
-        order, ils = improve_order(Z, start, closed=closed, nbrs=nbrs, kicks=kicks,
-                                   rng=np.random.default_rng(seed), deadline=ctx.expired, report=report)
-        info.update(kicks=kicks, kicks_done=ils["kicks_done"], kicks_accepted=ils["accepted"])
-        stopped = ils["stopped"]
+        rng = np.random.default_rng(seed)
+        chains = max(1, int(CHAINS))
+        order, best_len = None, np.inf
+        done = acc = 0
+        for r in range(chains):
+            share = kicks // chains + (1 if r < kicks % chains else 0)
+            o, ils = improve_order(Z, start, closed=closed, nbrs=nbrs, kicks=share, rng=rng,
+                                   deadline=ctx.expired, report=report, checkpoint=checkpoint,
+                                   checkpoints=CHECKPOINTS)
+            length = path_length(Z, o, closed=closed)
+            if length < best_len:
+                order, best_len = o, length
+            done += ils["kicks_done"]
+            acc += ils["accepted"]
+            stopped = ils["stopped"]
+            if stopped:
+                break
+        info.update(kicks=kicks, kicks_done=done, kicks_accepted=acc, chains=chains)
     else:
         from .._ortools import routing_path
 
@@ -258,30 +278,34 @@ def _within_order(Z: np.ndarray, members: np.ndarray, how: str, center: np.ndarr
     return members[np.lexsort((members, key))]
 
 
-def _compressed_tsp_path(Z: np.ndarray, ctx: Context, *, compression: int = 2, within: str = "centroid",
+def _compressed_tsp_path(Z: np.ndarray, ctx: Context, *, compression: int = 2, within: str = "path",
                          closed: bool = False, solver: str = "ils", iterations: int | None = None,
-                         neighbors: int = 10) -> tuple[np.ndarray, dict]:
-    n = Z.shape[0]
+                         neighbors: int = 10, checkpoint: Callable | None = None) -> tuple[np.ndarray, dict]:
     c = int(compression)
     if c == 1:
         order, info = _tsp_path(Z, ctx, closed=closed, solver=solver, iterations=iterations,
-                                neighbors=neighbors)
+                                neighbors=neighbors, checkpoint=checkpoint)
         info["compression"] = 1
         return order, info
     labels = mdav_labels(Z, c)
     g = int(labels.max()) + 1
     centroids = group_means(Z, labels, g)
-    corder, cinfo = _tsp_path(centroids, ctx, closed=closed, solver=solver, iterations=iterations,
-                              neighbors=neighbors)
     members = np.argsort(labels, kind="stable")
     bounds = np.concatenate([[0], np.cumsum(np.bincount(labels, minlength=g))])
     center = Z.mean(axis=0)
-    parts = []
-    for t, grp in enumerate(corder.tolist()):
-        prev_c = centroids[corder[t - 1]] if t > 0 else None
-        next_c = centroids[corder[t + 1]] if t + 1 < g else None
-        parts.append(_within_order(Z, members[bounds[grp]:bounds[grp + 1]], within, center, prev_c, next_c))
-    order = np.concatenate(parts).astype(np.int64)
+
+    def decompress(corder: np.ndarray) -> np.ndarray:
+        parts = []
+        for t, grp in enumerate(corder.tolist()):
+            prev_c = centroids[corder[t - 1]] if t > 0 else None
+            next_c = centroids[corder[t + 1]] if t + 1 < g else None
+            parts.append(_within_order(Z, members[bounds[grp]:bounds[grp + 1]], within, center, prev_c, next_c))
+        return np.concatenate(parts).astype(np.int64)
+
+    cp = None if checkpoint is None else (lambda corder: checkpoint(decompress(corder)))
+    corder, cinfo = _tsp_path(centroids, ctx, closed=closed, solver=solver, iterations=iterations,
+                              neighbors=neighbors, checkpoint=cp)
+    order = decompress(corder)
     info = {"compression": c, "within": within, "n_centroids": g,
             "centroid_path_length": cinfo.pop("path_length"), "tsp": cinfo,
             "stopped": cinfo.get("stopped", False), "path_length": path_length(Z, order)}
@@ -291,7 +315,7 @@ def _compressed_tsp_path(Z: np.ndarray, ctx: Context, *, compression: int = 2, w
 
 
 def compressed_tsp_path(Z: np.ndarray, ctx: Context | None = None, *, compression: int = 2,
-                        within: str = "centroid", closed: bool = False, solver: str = "ils",
+                        within: str = "path", closed: bool = False, solver: str = "ils",
                         iterations: int | None = None, neighbors: int = 10, rng: Any = None,
                         time_limit: float | None = None, return_info: bool = False):
     """Compress-TSP ordering (Maya-Lopez, Martinez-Balleste and Casino 2022, Algorithm 1,
@@ -301,9 +325,10 @@ def compressed_tsp_path(Z: np.ndarray, ctx: Context | None = None, *, compressio
        form the compressed data set (about n / c points).
     2. A short path over the centroids (:func:`tsp_path`).
     3. Decompression: the centroids' records, group after group along that path; within a
-       group, ``within`` decides: ``"centroid"`` (the paper: ascending distance to the data
-       set's centroid), ``"index"`` (ascending row, as the authors' public R code does) or
-       ``"path"`` (along the direction from the previous to the next centroid).
+       group, ``within`` decides: ``"path"`` (default: along the direction from the
+       previous to the next centroid), ``"centroid"`` (the paper's rule: ascending distance
+       to the data set's centroid) or ``"index"`` (ascending row, as the authors' public R
+       code does).
 
     ``compression=1`` is the plain :func:`tsp_path`. Other parameters as in
     :func:`tsp_path`; the info dict adds ``centroid_path_length`` and ``n_centroids``.

@@ -224,6 +224,7 @@ class _Search:
         n = Z.shape[0]
         self.n = n
         self.closed = closed
+        self.N = -1 if closed else n  # the dummy record of an open path
         self.P = [tuple(row) for row in Z.tolist()]
         dist = math.dist
         P = self.P
@@ -235,6 +236,7 @@ class _Search:
             for lst in NB:
                 lst.insert(0, (n, 0.0))
             NB.append([])
+            self.P.append(None)
         self.NB = NB
         tour = [int(v) for v in order]
         if not closed:
@@ -300,17 +302,21 @@ class _Search:
 
     # -- local search -----------------------------------------------------------
     def improve_node(self, a: int, push) -> bool:
-        """Try 2-opt then Or-opt moves involving ``a``; apply the first improving one."""
-        tour, pos, m, NB = self.tour, self.pos, self.m, self.NB
-        d = self.d
+        """Try 2-opt then Or-opt moves involving ``a``; apply the first improving one.
+
+        (Distances are written inline, ``dist(P[u], P[v])`` with the dummy ``N`` at
+        distance 0: this loop is the hot spot of the whole search.)"""
+        tour, pos, m, NB, P, N = self.tour, self.pos, self.m, self.NB, self.P, self.N
+        dist = math.dist
         nb = NB[a]
         if not nb or m < 5:
             return False
         pa = pos[a]
         an = tour[pa + 1 - m]
         ap = tour[pa - 1]
+        pA = P[a]
         # 2-opt, successor side: (a, an), (c, cn) -> (a, c), (an, cn)
-        dan = d(a, an)
+        dan = dist(pA, P[an]) if a != N and an != N else 0.0
         for c, dac in nb:
             g = dan - dac
             if g <= _EPS:
@@ -318,14 +324,17 @@ class _Search:
             cn = tour[pos[c] + 1 - m]
             if c == an or cn == a:
                 continue
-            delta = g + d(c, cn) - d(an, cn)
+            if c == N or cn == N:
+                delta = g - (dist(P[an], P[cn]) if an != N and cn != N else 0.0)
+            else:
+                delta = g + dist(P[c], P[cn]) - (dist(P[an], P[cn]) if an != N else 0.0)
             if delta > _EPS:
                 self.flip(a, an, c, cn)
                 self.length -= delta
                 push(a, an, c, cn)
                 return True
         # 2-opt, predecessor side: (ap, a), (cp, c) -> (c, a), (cp, ap)
-        dap = d(ap, a)
+        dap = dist(pA, P[ap]) if a != N and ap != N else 0.0
         for c, dac in nb:
             g = dap - dac
             if g <= _EPS:
@@ -333,7 +342,10 @@ class _Search:
             cp = tour[pos[c] - 1]
             if c == ap or cp == a:
                 continue
-            delta = g + d(cp, c) - d(ap, cp)
+            if c == N or cp == N:
+                delta = g - (dist(P[ap], P[cp]) if ap != N and cp != N else 0.0)
+            else:
+                delta = g + dist(P[c], P[cp]) - (dist(P[ap], P[cp]) if ap != N else 0.0)
             if delta > _EPS:
                 self.flip(cp, c, ap, a)
                 self.length -= delta
@@ -342,6 +354,8 @@ class _Search:
         if m < 8:
             return False
         # Or-opt: a run s1..s2 (1..3 records, a at one end) moved between c and e.
+        d = self.d
+        insert = self._insert_segment
         for forward in (True, False):
             seg = [a]
             x = a
@@ -355,7 +369,7 @@ class _Search:
                 if p in seg or nx in seg or p == nx:
                     break
                 g0 = d(p, s1) + d(s2, nx) - d(p, nx)
-                if g0 > _EPS and self._insert_segment(s1, s2, p, nx, g0, seg, push):
+                if g0 > _EPS and insert(s1, s2, p, nx, g0, seg, push):
                     return True
                 x = tour[pos[x] + 1 - m] if forward else tour[pos[x] - 1]
                 if x in seg:
@@ -364,30 +378,43 @@ class _Search:
         return False
 
     def _insert_segment(self, s1, s2, p, nx, g0, seg, push) -> bool:
-        tour, pos, m, NB = self.tour, self.pos, self.m, self.NB
-        d = self.d
+        tour, pos, m, NB, P, N = self.tour, self.pos, self.m, self.NB, self.P, self.N
+        dist = math.dist
+        lim = g0 - _EPS
         for x, y in ((s1, s2), (s2, s1)):
+            pY = P[y] if y != N else None
             for c, dxc in NB[x]:
-                if dxc >= g0 - _EPS:
+                if dxc >= lim:
                     break
                 if c in seg:
                     continue
+                pC = P[c] if c != N else None
                 # (i) between c and its successor e, x next to c: c x .. y e
                 e = tour[pos[c] + 1 - m]
                 if e not in seg:
-                    delta = g0 - (dxc + d(y, e) - d(c, e))
-                    if delta > _EPS:
+                    if e == N:
+                        added = dxc
+                    else:
+                        pE = P[e]
+                        added = dxc + (dist(pY, pE) if pY is not None else 0.0) - (
+                            dist(pC, pE) if pC is not None else 0.0)
+                    if g0 - added > _EPS:
                         self._apply_oropt(s1, s2, p, nx, c, e, first=x)
-                        self.length -= delta
+                        self.length -= g0 - added
                         push(p, nx, c, e, s1, s2)
                         return True
                 # (ii) between its predecessor cp and c, x next to c: cp y .. x c
                 cp = tour[pos[c] - 1]
                 if cp not in seg:
-                    delta = g0 - (dxc + d(y, cp) - d(cp, c))
-                    if delta > _EPS:
+                    if cp == N:
+                        added = dxc
+                    else:
+                        pP = P[cp]
+                        added = dxc + (dist(pY, pP) if pY is not None else 0.0) - (
+                            dist(pP, pC) if pC is not None else 0.0)
+                    if g0 - added > _EPS:
                         self._apply_oropt(s1, s2, p, nx, cp, c, first=y)
-                        self.length -= delta
+                        self.length -= g0 - added
                         push(p, nx, c, cp, s1, s2)
                         return True
         return False
@@ -457,7 +484,8 @@ def local_search_order(Z: np.ndarray, order: np.ndarray, *, closed: bool = False
 
 def improve_order(Z: np.ndarray, order: np.ndarray, *, closed: bool = False, neighbors: int = 10,
                   nbrs: np.ndarray | None = None, kicks: int = 0, rng=None, deadline=None,
-                  max_segment: int = 50, report=None) -> tuple[np.ndarray, dict]:
+                  max_segment: int = 50, report=None, checkpoint=None,
+                  checkpoints: int = 10) -> tuple[np.ndarray, dict]:
     """Shorten the path (or tour when ``closed``) ``order`` by 2-opt + Or-opt local search,
     then ``kicks`` rounds of iterated local search.
 
@@ -478,6 +506,13 @@ def improve_order(Z: np.ndarray, order: np.ndarray, *, closed: bool = False, nei
         every 256 queue items).
     max_segment : int
         Longest run moved by a kick.
+    report : callable or None
+        ``report(kicks_done, best_length)``, about once a second.
+    checkpoint : callable or None
+        ``checkpoint(order)`` is called with the best path after the first local search,
+        then every ``kicks / checkpoints`` kicks when the best path has changed, and at
+        the end: a caller can score the paths visited by another criterion (the methods
+        keep the path whose optimal grouping has the least SSE).
 
     Returns
     -------
@@ -500,6 +535,8 @@ def improve_order(Z: np.ndarray, order: np.ndarray, *, closed: bool = False, nei
     inq = [True] * m
     S.run_queue(queue, inq, deadline)
     S.length = S.exact_length()
+    if checkpoint is not None:
+        checkpoint(S.order())
     if deadline is not None and deadline():
         info["stopped"] = True
         return S.order(), info
@@ -514,6 +551,19 @@ def improve_order(Z: np.ndarray, order: np.ndarray, *, closed: bool = False, nei
     done = 0
     accepted = 0
     last_report = time.monotonic()
+    every = max(1, -(-kicks // max(1, int(checkpoints)))) if kicks else 0
+    last_cp = best_tour[:]
+
+    def call_checkpoint():
+        nonlocal last_cp
+        if checkpoint is not None and best_tour != last_cp:
+            last_cp = best_tour[:]
+            if closed:
+                checkpoint(np.array(best_tour, dtype=np.int64))
+            else:
+                k = best_pos[n]
+                checkpoint(np.array(best_tour[k + 1:] + best_tour[:k], dtype=np.int64))
+
     while done < kicks:
         nb = min(batch, kicks - done)
         L1 = rng.integers(1, max_seg + 1, size=nb).tolist()
@@ -539,6 +589,8 @@ def improve_order(Z: np.ndarray, order: np.ndarray, *, closed: bool = False, nei
                 S.tour[:] = best_tour
                 S.pos[:] = best_pos
                 S.length = best_len
+            if done % every == 0:
+                call_checkpoint()
             if (done & 63) == 0:
                 if deadline is not None and deadline():
                     info["stopped"] = True
@@ -548,6 +600,7 @@ def improve_order(Z: np.ndarray, order: np.ndarray, *, closed: bool = False, nei
                     report(done, best_len)
         if info["stopped"]:
             break
+    call_checkpoint()
     S.tour[:] = best_tour
     S.pos[:] = best_pos
     info["kicks_done"] = done
