@@ -349,3 +349,13 @@ def test_tarragona_path_within_one_percent_of_concorde(casc):
     Z = standardize(casc("tarragona").to_numpy(float))[0]
     order = tsp_path(Z, rng=0)
     assert path_length(Z, order) <= 1.01 * 772.62
+
+
+def test_deadline_during_candidate_lists_falls_back_to_a_valid_order():
+    Z = np.random.default_rng(1).normal(size=(1100, 3))  # three blocks of the k-NN search
+    ctx = Context(0)
+    answers = iter([False])  # not expired at entry, expired at the first block boundary
+    ctx.expired = lambda: next(answers, True)
+    order, info = tsp_path(Z, ctx, return_info=True)
+    assert _is_perm(order, 1100)
+    assert info["stopped"] is True and info["fallback"].startswith("pca")

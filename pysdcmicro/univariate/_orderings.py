@@ -42,6 +42,8 @@ DEFAULT_KICKS_PER_RECORD = 5
 CHAINS = 1
 #: Paths handed to a checkpoint per chain (see ``improve_order``).
 CHECKPOINTS = 50
+#: Longest run of records moved by one kick.
+MAX_SEGMENT = 50
 
 
 def _ctx(ctx: Context | None) -> Context:
@@ -135,7 +137,11 @@ def _tsp_path(Z: np.ndarray, ctx: Context, *, closed: bool = False, solver: str 
         order = pca_order(Z)
         info.update(path_length=path_length(Z, order), stopped=True, fallback="pca (time limit reached)")
         return order, info
-    nbrs = knn(Z, neighbors)
+    nbrs = knn(Z, neighbors, deadline=ctx.expired)
+    if nbrs is None:  # the time limit came during the O(n^2 d) candidate lists
+        order = pca_order(Z)
+        info.update(path_length=path_length(Z, order), stopped=True, fallback="pca (time limit reached)")
+        return order, info
     start = greedy_edge_order(Z, nbrs)
     info["start"] = "greedy-edge"
     info["start_length"] = path_length(Z, start, closed=closed)
@@ -156,7 +162,7 @@ def _tsp_path(Z: np.ndarray, ctx: Context, *, closed: bool = False, solver: str 
             share = kicks // chains + (1 if r < kicks % chains else 0)
             o, ils = improve_order(Z, start, closed=closed, nbrs=nbrs, kicks=share, rng=rng,
                                    deadline=ctx.expired, report=report, checkpoint=checkpoint,
-                                   checkpoints=CHECKPOINTS)
+                                   checkpoints=CHECKPOINTS, max_segment=MAX_SEGMENT)
             length = path_length(Z, o, closed=closed)
             if length < best_len:
                 order, best_len = o, length
@@ -165,7 +171,8 @@ def _tsp_path(Z: np.ndarray, ctx: Context, *, closed: bool = False, solver: str 
             stopped = ils["stopped"]
             if stopped:
                 break
-        info.update(kicks=kicks, kicks_done=done, kicks_accepted=acc, chains=chains)
+        info.update(kicks=kicks, kicks_done=done, kicks_accepted=acc, chains=chains,
+                    max_segment=MAX_SEGMENT, checkpoints=CHECKPOINTS if checkpoint is not None else 0)
     else:
         from .._ortools import routing_path
 

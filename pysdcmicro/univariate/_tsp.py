@@ -90,11 +90,12 @@ def exact_order(Z: np.ndarray, *, closed: bool = False) -> np.ndarray:
     return perms[i]
 
 
-def knn(Z: np.ndarray, n_neighbors: int, *, block: int = 512) -> np.ndarray:
+def knn(Z: np.ndarray, n_neighbors: int, *, block: int = 512, deadline=None) -> np.ndarray | None:
     """Indices of the ``n_neighbors`` nearest other rows of each row, nearest first.
 
     Computed in blocks of ``block`` rows: memory O(block * n + n * n_neighbors), never an
-    n x n matrix. Ties are broken by the lower row index.
+    n x n matrix; time O(n^2 d). Ties are broken by the lower row index. Returns None when
+    ``deadline()`` becomes True between two blocks.
     """
     n = Z.shape[0]
     K = min(int(n_neighbors), n - 1)
@@ -104,6 +105,8 @@ def knn(Z: np.ndarray, n_neighbors: int, *, block: int = 512) -> np.ndarray:
     sq = np.einsum("ij,ij->i", Z, Z)
     cols = np.arange(n)
     for s in range(0, n, block):
+        if deadline is not None and s and deadline():
+            return None
         e = min(n, s + block)
         D = sq[s:e, None] - 2.0 * (Z[s:e] @ Z.T) + sq[None, :]
         np.maximum(D, 0.0, out=D)
