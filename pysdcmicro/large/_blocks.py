@@ -62,11 +62,24 @@ def principal_axis(Z: np.ndarray, rows: np.ndarray | None = None,
 
 
 def _split_size(m: int, block_size: int, k: int) -> int:
-    """Records on the lower side of a cut of ``m`` records (a multiple of k, both sides >= 2k)."""
+    """Records on the lower side of a cut of ``m`` records.
+
+    ``m`` records make ``L = ceil(m / block_size)`` blocks, ``L // 2`` of them on the lower
+    side: its size is the multiple of k nearest to ``m (L // 2) / L`` that still lets each
+    side fit its blocks (so no extra block appears), else the nearest multiple of k; both
+    sides keep at least 2k records.
+    """
     leaves = math.ceil(m / block_size)
-    target = m * (leaves // 2) / leaves
-    left = k * int(round(target / k))
-    return min(max(left, 2 * k), m - 2 * k)
+    lower = leaves // 2
+    target = m * lower / leaves
+    lo = max(2 * k, m - (leaves - lower) * block_size)
+    hi = min(m - 2 * k, lower * block_size)
+    best = k * int(round(target / k))
+    if not lo <= best <= hi:
+        inside = [x for x in (k * math.ceil(lo / k), k * (hi // k)) if lo <= x <= hi]
+        if inside:
+            best = min(inside, key=lambda x: abs(x - target))
+    return min(max(best, 2 * k), m - 2 * k)
 
 
 def principal_blocks(Z: np.ndarray, k: int, block_size: int,

@@ -3,7 +3,8 @@
 The built-in border-repair step of the large-data path (and usable on its own on any
 partition of a few thousand records). Each round:
 
-1. computes every group's centroid and its ``neighbours`` nearest other groups;
+1. computes every group's centroid (and, every third round, its ``neighbours`` nearest
+   other groups);
 2. for every record x of group A, the best *move* to a neighbour group B (when
    ``|A| > k`` and ``|B| < max_size``),
    ``delta = |B|/(|B|+1) ||x - c_B||^2 - |A|/(|A|-1) ||x - c_A||^2``,
@@ -33,9 +34,10 @@ from .._validation import check_positive_int
 __all__ = ["batch_local_search"]
 
 _CHUNK = 1024
+_NB_EVERY = 3  # neighbour lists are recomputed every third round (measured: same gain, less time)
 
 
-def batch_local_search(Z: np.ndarray, labels: np.ndarray, k: int, ctx: Context, *, rounds: int = 10,
+def batch_local_search(Z: np.ndarray, labels: np.ndarray, k: int, ctx: Context, *, rounds: int = 9,
                        neighbours: int = 8, max_size: int | None = None) -> Solution:
     """Improve a k-partition by batched moves and swaps between neighbouring groups.
 
@@ -51,8 +53,9 @@ def batch_local_search(Z: np.ndarray, labels: np.ndarray, k: int, ctx: Context, 
     k : int
     ctx : Context
         Deadline polled once per round.
-    rounds : int, default 10
-        Most rounds; it stops earlier at a local optimum (no improving move or swap).
+    rounds : int, default 9
+        Most rounds; it stops earlier at a local optimum (no improving move or swap). The
+        neighbour lists are recomputed every third round (centroids move little).
     neighbours : int, default 8
         Candidate groups per record: the nearest group centroids to its own group's.
     max_size : int, optional
@@ -94,11 +97,13 @@ def batch_local_search(Z: np.ndarray, labels: np.ndarray, k: int, ctx: Context, 
         C = np.zeros((g, d))
         C[live] = sums[live] / size[live, None]
         cc = np.einsum("ij,ij->i", C, C)
-        G = cc[:, None] - 2.0 * (C @ C.T) + cc[None, :]
-        G[:, ~live] = np.inf
-        np.fill_diagonal(G, np.inf)
-        nb = np.argpartition(G, L - 1, axis=1)[:, :L]
-        nb = np.take_along_axis(nb, np.argsort(np.take_along_axis(G, nb, 1), axis=1, kind="stable"), 1)
+        if r % _NB_EVERY == 0:
+            G = cc[:, None] - 2.0 * (C @ C.T) + cc[None, :]
+            G[:, ~live] = np.inf
+            np.fill_diagonal(G, np.inf)
+            nb = np.argpartition(G, L - 1, axis=1)[:, :L]
+            nb = np.take_along_axis(nb, np.argsort(np.take_along_axis(G, nb, 1), axis=1, kind="stable"), 1)
+            del G
         own = labels
         dA = np.maximum(zz - 2.0 * np.einsum("ij,ij->i", Z, C[own]) + cc[own], 0.0)
         cand = nb[own]                                                   # n x L
