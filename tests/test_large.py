@@ -366,3 +366,71 @@ def test_dask_is_optional_for_the_core():
     code_client = code.replace("n_jobs=1", "client='tcp://127.0.0.1:1'")
     out = subprocess.run([sys.executable, "-c", code_client], capture_output=True, text=True, timeout=120)
     assert "`client` needs the optional dependency dask.distributed" in out.stderr
+
+
+# --------------------------------------------------------------------------- command line
+
+def _cli(*args):
+    import subprocess
+    import sys
+
+    return subprocess.run([sys.executable, "-m", "pysdcmicro", *map(str, args)], capture_output=True, text=True,
+                          timeout=300)
+
+
+def test_cli_parquet_in_and_out_with_blocks(tmp_path):
+    pytest.importorskip("pyarrow", reason="Parquet needs pysdcmicro[parquet]")
+    import json
+
+    rng = np.random.default_rng(2)
+    df = pd.DataFrame({"id": [f"{i:05d}" for i in range(600)], "x": rng.normal(size=600),
+                       "y": rng.integers(0, 1000, 600), "group": pd.Categorical(rng.choice(["a", "b"], 600))})
+    src, out, rep = tmp_path / "in.parquet", tmp_path / "out.parquet", tmp_path / "r.json"
+    df.to_parquet(src, index=False)
+    proc = _cli("microaggregate", src, "--k", 4, "--variables", "x,y", "--blocks", 100, "--n-jobs", 1,
+                "--output", out, "--report", rep, "--quiet")
+    assert proc.returncode == 0, proc.stderr
+    masked = pd.read_parquet(out)
+    assert masked["id"].tolist() == df["id"].tolist() and masked["group"].tolist() == df["group"].tolist()
+    report = json.loads(rep.read_text())
+    assert report["blocks"]["count"] == 6 and report["settings"]["blocks"]["block_size"] == 100
+    assert report["min_group_size"] >= 4
+    res = microaggregate(df, 4, variables=["x", "y"], blocks=100, n_jobs=1)
+    np.testing.assert_allclose(masked[["x", "y"]].to_numpy(), res.data[["x", "y"]].to_numpy(), rtol=1e-15)
+
+
+def test_cli_large_csv_reader_finds_numeric_columns_past_the_first_rows(tmp_path):
+    n = 1500
+    rng = np.random.default_rng(4)
+    x = rng.normal(size=n).round(3)
+    late_text = [f"{v:.2f}" for v in rng.normal(size=n)]
+    late_text[1200] = "n.a."  # text after the rows read first: the column is not numeric
+    late_number = [""] * 1100 + [str(v) for v in rng.integers(0, 9, n - 1100)]  # missing first, numbers later
+    lines = ["x,late_text,late_number,code"] + [f"{a},{b},{c},{i:04d}" for i, (a, b, c) in
+                                                enumerate(zip(x, late_text, late_number))]
+    src, out = tmp_path / "in.csv", tmp_path / "out.csv"
+    src.write_text("\n".join(lines) + "\n")
+    from pysdcmicro.cli import read_table
+
+    frame, chosen = read_table(str(src))
+    assert chosen == ["x", "late_number", "code"]
+    assert frame["late_text"].tolist() == late_text
+    proc = _cli("microaggregate", src, "--k", 3, "--variables", "x", "--output", out, "--quiet")
+    assert proc.returncode == 0, proc.stderr
+    masked = pd.read_csv(out, dtype=str, keep_default_na=False)
+    original = pd.read_csv(src, dtype=str, keep_default_na=False)
+    for col in ("late_text", "late_number", "code"):
+        assert masked[col].tolist() == original[col].tolist()  # byte for byte
+    # A missing value far down a chosen column is still found and named.
+    bad = tmp_path / "bad.csv"
+    bad.write_text("a,b\n" + "".join(f"{i},{i % 7}\n" for i in range(1400)) + "5, NA \n")
+    proc = _cli("microaggregate", bad, "--k", 3, "--output", tmp_path / "o.csv")
+    assert proc.returncode == 2 and "column 'b' has a missing value (NaN) at row 1400" in proc.stderr
+
+
+def test_cli_bad_blocks_option(tmp_path):
+    src = tmp_path / "in.csv"
+    src.write_text("a,b\n1,2\n3,4\n5,6\n7,8\n")
+    proc = _cli("microaggregate", src, "--k", 2, "--blocks", "many")
+    assert proc.returncode == 2
+    assert proc.stderr.strip() == "pysdcmicro: error: --blocks must be auto, none or a block size (integer); got 'many'."

@@ -64,11 +64,12 @@ def principal_axis(Z: np.ndarray, rows: np.ndarray | None = None,
 def _split_size(m: int, block_size: int, k: int) -> int:
     """Records on the lower side of a cut of ``m`` records.
 
-    ``m`` records make ``L = ceil(m / block_size)`` blocks, ``L // 2`` of them on the lower
-    side: its size is the multiple of k nearest to ``m (L // 2) / L`` that still lets each
-    side fit its blocks (so no extra block appears), else the nearest multiple of k; both
-    sides keep at least 2k records.
+    ``m`` records make ``L = ceil(m / B)`` blocks, B the largest multiple of k up to the
+    block size, ``L // 2`` of them on the lower side: its size is the multiple of k nearest
+    to ``m (L // 2) / L`` that still lets each side fit its blocks (so no extra block
+    appears), else the nearest multiple of k; both sides keep at least 2k records.
     """
+    block_size = k * max(1, block_size // k)
     leaves = math.ceil(m / block_size)
     lower = leaves // 2
     target = m * lower / leaves
