@@ -57,7 +57,7 @@ LARGE_N = 50_000
 #: Default block size: MDAV on a block of B records costs O(B^2 d / k), so the whole path
 #: costs O(n B d / k); larger blocks cut fewer near neighbours apart (see
 #: benchmarks/results/large.md for the measured trade-off).
-DEFAULT_BLOCK_SIZE = 5_000
+DEFAULT_BLOCK_SIZE = 10_000
 
 #: Default number of border-repair passes and their window cut quantiles (alternating).
 DEFAULT_REPAIR_PASSES = 2
