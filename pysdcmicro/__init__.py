@@ -32,6 +32,8 @@ from ._registry import MethodSpec
 from ._result import STATUSES, MicroaggregationResult, Solution
 from ._standardize import standardize
 from .constructive import mdav
+from . import large
+from .large import microaggregate_blocked
 
 __all__ = [
     "__version__",
@@ -44,6 +46,8 @@ __all__ = [
     "methods",
     "improvements",
     "mdav",
+    "large",
+    "microaggregate_blocked",
     "sse",
     "sst",
     "information_loss",

@@ -33,7 +33,7 @@ groups, s group size) plus O(n W d / k) for the windows' centroid distances.
 
 from __future__ import annotations
 
-import math
+import os
 import pickle
 import time
 from dataclasses import dataclass, field
@@ -55,8 +55,9 @@ __all__ = ["LARGE_N", "DEFAULT_BLOCK_SIZE", "BlockPlan", "plan_blocks", "solve_b
 LARGE_N = 50_000
 
 #: Default block size: MDAV on a block of B records costs O(B^2 d / k), so the whole path
-#: costs O(n B d / k); larger blocks cut fewer near neighbours apart (see
-#: benchmarks/results/large.md for the measured trade-off).
+#: costs O(n B d / k); larger blocks cut fewer near neighbours apart. Measured at 10^5 x 10,
+#: k = 5, 2 workers (loaded machine): B = 5 000 gave IL 9.903 (uniform) / 0.599 (clustered)
+#: in 17-18 s, B = 10 000 gave 9.687 / 0.594 in 24 s; whole-data MDAV 9.932 / 0.649.
 DEFAULT_BLOCK_SIZE = 10_000
 
 #: Default number of border-repair passes and their window cut quantiles (alternating).
@@ -209,8 +210,6 @@ def solve_blocked(plan: BlockPlan, Z: np.ndarray, k: int, ctx, *, method: Any, o
                   improve: Any, improve_options: dict | None, strata: np.ndarray | None = None,
                   strata_names: list | None = None) -> tuple[np.ndarray, str, str, None, dict]:
     """Blocks, per-block solve, border repair. Returns ``(labels, status, message, None, info)``."""
-    import os
-
     n = Z.shape[0]
     roots = _roots(strata, strata_names or [], n, k)
     started = time.monotonic()
