@@ -22,6 +22,11 @@
    pass are disjoint, so they run in parallel; passes alternate the cut quantiles.
 
 The result is a k-partition of the whole data set; IL is computed over the whole data set.
+Ctrl-C during the block phase stops the run (no partition of every record exists yet);
+during the repair it returns the partition so far with status ``"limit"``. A time limit is
+shared: 60 % for the blocks, the rest for the repair passes; blocks not yet solved when it
+expires still get their method's quick partition (every record needs a group), repair
+windows are then skipped.
 There is no lower bound (blocking restricts the groups, so per-block bounds do not bound the
 whole problem).
 

@@ -223,9 +223,13 @@ class DaskExecutor:
 
 
 def make_executor(n_jobs: int, client: Any, n_tasks: int):
-    """The executor for a run: Dask with a client, else processes when n_jobs > 1, else serial."""
+    """The executor for a run: Dask with a client, else processes when n_jobs > 1, else serial.
+
+    Inside a daemonic process (a worker of someone else's pool), which may not have
+    children, the blocks run serially.
+    """
     if client is not None:
         return DaskExecutor(client)
-    if n_jobs > 1 and n_tasks > 1:
+    if n_jobs > 1 and n_tasks > 1 and not multiprocessing.current_process().daemon:
         return ProcessExecutor(min(n_jobs, n_tasks))
     return SerialExecutor()
