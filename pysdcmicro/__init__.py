@@ -17,7 +17,7 @@ from __future__ import annotations
 
 __version__ = "0.1.0"
 
-from . import datasets
+from . import datasets, metrics
 from ._api import Microaggregator, microaggregate
 from ._context import ProgressEvent
 from ._errors import (
@@ -31,9 +31,14 @@ from ._partition import check_partition, information_loss, sse, sst
 from ._registry import MethodSpec
 from ._result import STATUSES, MicroaggregationResult, Solution
 from ._standardize import standardize
-from .constructive import mdav
+from .constructive import mdav, mu_approx, mu_approx_structure, vmdav
+from .reporting import Report, compare, report
 from . import large
 from .large import microaggregate_blocked
+
+from . import _source_tree
+
+_source_tree.register()  # `pysdcmicro.bridges` from a source checkout (never imports rpy2)
 
 __all__ = [
     "__version__",
@@ -46,6 +51,9 @@ __all__ = [
     "methods",
     "improvements",
     "mdav",
+    "mu_approx",
+    "mu_approx_structure",
+    "vmdav",
     "large",
     "microaggregate_blocked",
     "sse",
@@ -54,6 +62,10 @@ __all__ = [
     "check_partition",
     "standardize",
     "datasets",
+    "metrics",
+    "report",
+    "compare",
+    "Report",
     "PysdcmicroError",
     "InvalidInputError",
     "InvalidTypeError",

@@ -4,3 +4,5 @@ One line per module: the registry imports this file the first time it is read.
 """
 
 from .constructive import _mdav  # noqa: F401  mdav
+from .constructive import _vmdav  # noqa: F401  vmdav
+from .constructive import _mu_approx  # noqa: F401  mu-approx
