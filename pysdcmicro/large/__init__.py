@@ -71,8 +71,8 @@ def microaggregate_blocked(frame, k, *, method="mdav", block_size=None, repair="
     >>> import numpy as np
     >>> from pysdcmicro.large import microaggregate_blocked
     >>> X = np.random.default_rng(0).normal(size=(400, 3))
-    >>> res = microaggregate_blocked(X, 3, block_size=100, n_jobs=1, rng=0)
-    >>> res.info["blocks"]["count"], int(res.group_sizes.min()) >= 3
+    >>> res = microaggregate_blocked(X, 4, block_size=100, n_jobs=1, rng=0)
+    >>> res.info["blocks"]["count"], int(res.group_sizes.min()) >= 4
     (4, True)
     >>> res.info["repair"]["sse_after"] <= res.info["repair"]["sse_before"]
     True

@@ -36,7 +36,7 @@ def principal_axis(Z: np.ndarray, rows: np.ndarray | None = None,
     >>> Z = np.array([[0.0, 0.0], [1.0, 1.0], [2.0, 2.0], [3.0, 3.1]])
     >>> mean, axis = principal_axis(Z)
     >>> np.round(axis, 2).tolist()
-    [0.7, 0.71]
+    [0.7, 0.72]
     """
     rows = np.arange(Z.shape[0]) if rows is None else rows
     d = Z.shape[1]
