@@ -17,7 +17,7 @@ from __future__ import annotations
 
 __version__ = "0.1.0"
 
-from . import datasets
+from . import datasets, metrics
 from ._api import Microaggregator, microaggregate
 from ._context import ProgressEvent
 from ._errors import (
@@ -31,8 +31,15 @@ from ._partition import check_partition, information_loss, sse, sst
 from ._registry import MethodSpec
 from ._result import STATUSES, MicroaggregationResult, Solution
 from ._standardize import standardize
-from .constructive import mdav
+from .constructive import mdav, mu_approx, mu_approx_structure, vmdav
 from .univariate import compress_tsp_mhm, mhm, tsp_mhm
+from .reporting import Report, compare, report
+from . import large
+from .large import microaggregate_blocked
+
+from . import _source_tree
+
+_source_tree.register()  # `pysdcmicro.bridges` from a source checkout (never imports rpy2)
 
 __all__ = [
     "__version__",
@@ -48,12 +55,21 @@ __all__ = [
     "mhm",
     "tsp_mhm",
     "compress_tsp_mhm",
+    "mu_approx",
+    "mu_approx_structure",
+    "vmdav",
+    "large",
+    "microaggregate_blocked",
     "sse",
     "sst",
     "information_loss",
     "check_partition",
     "standardize",
     "datasets",
+    "metrics",
+    "report",
+    "compare",
+    "Report",
     "PysdcmicroError",
     "InvalidInputError",
     "InvalidTypeError",
