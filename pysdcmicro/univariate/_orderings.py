@@ -17,6 +17,7 @@ callable ``f(Z, ctx)``):
 from __future__ import annotations
 
 import math
+import time
 from typing import Any, Callable
 
 import numpy as np
@@ -124,7 +125,17 @@ def _tsp_path(Z: np.ndarray, ctx: Context, *, closed: bool = False, solver: str 
               iterations: int | None = None, neighbors: int = 10,
               checkpoint: Callable | None = None) -> tuple[np.ndarray, dict]:
     """The path and the facts about its search (see :func:`tsp_path`); ``checkpoint`` is
-    handed to :func:`~pysdcmicro.univariate._tsp.improve_order`."""
+    handed to :func:`~pysdcmicro.univariate._tsp.improve_order`. ``info["seconds"]``: wall
+    time of the path search (with the checkpoints' scoring, when there is one)."""
+    started = time.perf_counter()
+    order, info = _tsp_path_inner(Z, ctx, closed=closed, solver=solver, iterations=iterations,
+                                  neighbors=neighbors, checkpoint=checkpoint)
+    info["seconds"] = time.perf_counter() - started
+    return order, info
+
+
+def _tsp_path_inner(Z: np.ndarray, ctx: Context, *, closed: bool, solver: str, iterations: int | None,
+                    neighbors: int, checkpoint: Callable | None) -> tuple[np.ndarray, dict]:
     n = Z.shape[0]
     info: dict[str, Any] = {"solver": solver, "closed": closed, "neighbors": neighbors}
     if n <= EXACT_MAX_NODES:
@@ -245,11 +256,13 @@ def tsp_path(Z: np.ndarray, ctx: Context | None = None, *, closed: bool = False,
 
     Notes
     -----
-    The CASC sets' optimal paths (Concorde, Maya-Lopez et al. 2022, Tables 2-4) are
-    reached within about 0.1 % by the default budget. Time: O(n K) per kick pass plus
-    O(n^2 d / block) once for the candidate lists; memory O(n (d + K)), no n x n matrix
-    (the OR-Tools solver uses one up to :data:`pysdcmicro._ortools.ROUTING_MATRIX_MAX_NODES`
-    records).
+    With the default budget the shortest paths found on the CASC sets are within 0.2 % of
+    Concorde's optimal ones (Maya-Lopez et al. 2022, Tables 2-4: Census 1175.4 against
+    1173.23, Tarragona 773.0 against 772.62; EIA 732.4, shorter than the published 740.69).
+    Time: a kick costs about 0.5-1 ms (pure Python local search; 2.5-5 ms per record with
+    the default 5 kicks per record), plus O(n^2 d) once for the candidate lists (blocked);
+    memory O(n (d + K)), no n x n matrix (the OR-Tools solver uses one up to
+    :data:`pysdcmicro._ortools.ROUTING_MATRIX_MAX_NODES` records).
 
     Examples
     --------
