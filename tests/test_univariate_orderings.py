@@ -359,3 +359,26 @@ def test_deadline_during_candidate_lists_falls_back_to_a_valid_order():
     order, info = tsp_path(Z, ctx, return_info=True)
     assert _is_perm(order, 1100)
     assert info["stopped"] is True and info["fallback"].startswith("pca")
+
+
+hypothesis = pytest.importorskip("hypothesis")
+from hypothesis import given  # noqa: E402
+from hypothesis import strategies as st  # noqa: E402
+from hypothesis.extra.numpy import arrays  # noqa: E402
+
+
+@given(Z=arrays(np.float64, st.tuples(st.integers(4, 30), st.integers(1, 3)),
+                elements=st.floats(-100, 100, allow_nan=False, width=32)),
+       closed=st.booleans(), seed=st.integers(0, 2**16))
+def test_property_search_returns_a_permutation_no_longer_than_its_start(Z, closed, seed):
+    """Any points (duplicates, collinear, tiny n): a permutation, never longer than the start,
+    and grouping along it is a valid k-partition with the SSE the prefix sums claim."""
+    n = Z.shape[0]
+    start = np.random.default_rng(seed).permutation(n)
+    order, _ = improve_order(Z, start, closed=closed, kicks=30, rng=seed, neighbors=5)
+    assert _is_perm(order, n)
+    tol = 1e-9 * (1 + path_length(Z, start, closed=closed))
+    assert path_length(Z, order, closed=closed) <= path_length(Z, start, closed=closed) + tol
+    labels, cost = optimal_runs(Z, order, 2, circular=closed)
+    assert_k_partition(labels, n, 2, max_size=3 if n >= 4 else n)
+    assert cost == pytest.approx(naive_sse(Z, labels), rel=1e-7, abs=1e-6)
