@@ -90,14 +90,17 @@ def exact_order(Z: np.ndarray, *, closed: bool = False) -> np.ndarray:
     return perms[i]
 
 
-def knn(Z: np.ndarray, n_neighbors: int, *, block: int = 512, deadline=None) -> np.ndarray | None:
+def knn(Z: np.ndarray, n_neighbors: int, *, block: int | None = None, deadline=None) -> np.ndarray | None:
     """Indices of the ``n_neighbors`` nearest other rows of each row, nearest first.
 
-    Computed in blocks of ``block`` rows: memory O(block * n + n * n_neighbors), never an
-    n x n matrix; time O(n^2 d). Ties are broken by the lower row index. Returns None when
-    ``deadline()`` becomes True between two blocks.
+    Computed in blocks of ``block`` rows (default: at most 2^21 distances, 16 MiB, per
+    block): memory O(block * n + n * n_neighbors), never an n x n matrix; time O(n^2 d).
+    Ties are broken by the lower row index. Returns None when ``deadline()`` becomes True
+    between two blocks.
     """
     n = Z.shape[0]
+    if block is None:
+        block = max(1, min(512, (1 << 21) // max(n, 1)))
     K = min(int(n_neighbors), n - 1)
     out = np.empty((n, max(K, 0)), dtype=np.int64)
     if K <= 0:
