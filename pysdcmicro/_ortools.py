@@ -126,7 +126,6 @@ def routing_path(Z, *, closed: bool = False, first_solution: str = "PATH_CHEAPES
             if closed:
                 succ_initial[init[-1]] = init[0]
         # Successors restricted to the candidate lists (plus the depot / the start).
-        depot_index = model.Start(0)
         end_index = model.End(0)
         for a in range(n):
             idx = manager.NodeToIndex(a + dummy)
@@ -135,7 +134,6 @@ def routing_path(Z, *, closed: bool = False, first_solution: str = "PATH_CHEAPES
             if a in succ_initial:
                 allowed.append(manager.NodeToIndex(succ_initial[a] + dummy))
             model.NextVar(idx).SetValues(allowed)
-        del depot_index
         info["mode"] = f"sparse-knn-{nbrs.shape[1]}"
     model.SetArcCostEvaluatorOfAllVehicles(evaluator)
     params = pywrapcp.DefaultRoutingSearchParameters()
@@ -173,7 +171,6 @@ def routing_path(Z, *, closed: bool = False, first_solution: str = "PATH_CHEAPES
         index = solution.Value(model.NextVar(index))
     info["objective"] = solution.ObjectiveValue() / scale
     return np.array(order, dtype=np.int64), info
-
 
 
 # ---------------------------------------------------------------------------------------
