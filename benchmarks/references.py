@@ -36,6 +36,29 @@ _add("mu-Approx paper 002", "shared/papers/002 (Domingo-Ferrer, Sebe, Solanas 20
 })
 
 
+# Maya-Lopez, Martinez-Balleste, Casino (2022), "A compression strategy for an efficient
+# TSP-based microaggregation" (shared/papers/001), Tables 2-4: IL of C-MHM (Concorde path
+# over all records, then optimal univariate grouping) and of Cc-C-MHM (compression c).
+_SRC_001 = "001 Maya-Lopez et al. 2022, Tables 2-4 (Census, Tarragona, EIA)"
+_K = (3, 4, 5, 6, 7, 8, 9, 10)
+for _name, _rows in {
+    "C-MHM": {"census": (5.0321, 6.9691, 8.4681, 9.7646, 11.0744, 12.4255, 13.7720, 14.9954),
+              "tarragona": (14.8835, 18.0649, 21.6954, 25.0690, 27.6827, 29.5296, 30.7770, 32.3488),
+              "eia": (0.3704, 0.5166, 0.7606, 1.0554, 1.6652, 1.8448, 1.9348, 2.1129)},
+    "C2-C-MHM": {"census": (5.2541, 6.9869, 8.5187, 9.4894, 10.7869, 11.9158, 12.8477, 13.8309),
+                 "tarragona": (15.7625, 18.1403, 22.5123, 25.5584, 28.1538, 29.4089, 31.9773, 33.7297),
+                 "eia": (0.4159, 0.6309, 0.9423, 1.1263, 1.6821, 1.8587, 2.0378, 2.1869)},
+    "C3-C-MHM": {"census": (5.6821, 7.8676, 8.9504, 9.5073, 11.1161, 12.118, 12.7336, 13.7258),
+                 "tarragona": (16.9326, 19.6913, 22.2274, 25.8644, 29.1273, 30.8186, 31.5190, 32.3006),
+                 "eia": (0.4645, 0.8101, 0.9318, 1.0674, 1.6948, 1.8359, 2.0205, 2.1734)},
+    "C4-C-MHM": {"census": (6.9922, 7.4893, 9.7413, 10.8816, 11.7034, 12.096, 13.4572, 14.1274),
+                 "tarragona": (18.7037, 19.5460, 23.7335, 26.8053, 29.9042, 30.1385, 31.7141, 32.7920),
+                 "eia": (0.5554, 0.6443, 1.1502, 1.2983, 1.7335, 1.8831, 2.0982, 2.1756)},
+    "C5-C-MHM": {"census": (7.8868, 8.8086, 9.0884, 11.4911, 12.2091, 12.9724, 13.4921, 13.6916),
+                 "tarragona": (20.8067, 22.3369, 22.4616, 28.1803, 30.9707, 32.2069, 32.7667, 33.0026),
+                 "eia": (1.3066, 1.4934, 1.6076, 2.2107, 2.4945, 2.7590, 2.9181, 2.9567)},
+}.items():
+    _add(_name, _SRC_001, {ds: dict(zip(_K, vals)) for ds, vals in _rows.items()})
 _add("Castro 2022 two-swap", "papers/000 (Castro et al. 2022) Tables 1 and 3, Step 3 (two-swap after the best "
      "of MDAV/VMDAV; 2 decimals)", {
     "tarragona": {3: 15.00, 5: 20.74, 10: 30.77},

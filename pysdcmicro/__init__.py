@@ -32,8 +32,11 @@ from ._registry import MethodSpec
 from ._result import STATUSES, MicroaggregationResult, Solution
 from ._standardize import standardize
 from .constructive import mdav, mu_approx, mu_approx_structure, vmdav
+from .univariate import compress_tsp_mhm, mhm, tsp_mhm
 from .local_search import icsm, two_swap
 from .reporting import Report, compare, report
+from . import large
+from .large import microaggregate_blocked
 
 from . import _source_tree
 
@@ -50,9 +53,14 @@ __all__ = [
     "methods",
     "improvements",
     "mdav",
+    "mhm",
+    "tsp_mhm",
+    "compress_tsp_mhm",
     "mu_approx",
     "mu_approx_structure",
     "vmdav",
+    "large",
+    "microaggregate_blocked",
     "two_swap",
     "icsm",
     "sse",

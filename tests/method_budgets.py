@@ -6,6 +6,9 @@ counts, CP-SAT deterministic time with one worker; never wall-clock limits).
 
 BUDGETS: dict[str, dict] = {
     "mdav": {},
+    # Path search budget: kicks of the iterated local search (deterministic).
+    "tsp-mhm": {"iterations": 50},
+    "compress-tsp-mhm": {"iterations": 50},
     "icsm": {"max_restarts": 3},  # exercise the restart path (deterministic count, no wall clock)
 }
 
