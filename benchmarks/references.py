@@ -59,6 +59,8 @@ for _name, _rows in {
                  "eia": (1.3066, 1.4934, 1.6076, 2.2107, 2.4945, 2.7590, 2.9181, 2.9567)},
 }.items():
     _add(_name, _SRC_001, {ds: dict(zip(_K, vals)) for ds, vals in _rows.items()})
+
+
 _add("Castro 2022 two-swap", "papers/000 (Castro et al. 2022) Tables 1 and 3, Step 3 (two-swap after the best "
      "of MDAV/VMDAV; 2 decimals)", {
     "tarragona": {3: 15.00, 5: 20.74, 10: 30.77},
