@@ -32,6 +32,7 @@ from ._registry import MethodSpec
 from ._result import STATUSES, MicroaggregationResult, Solution
 from ._standardize import standardize
 from .constructive import mdav
+from .optimization import column_generation
 
 __all__ = [
     "__version__",
@@ -44,6 +45,7 @@ __all__ = [
     "methods",
     "improvements",
     "mdav",
+    "column_generation",
     "sse",
     "sst",
     "information_loss",
