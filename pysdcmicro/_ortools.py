@@ -56,7 +56,7 @@ def _status_name(code) -> str:
 def cpsat_min_subset(lin, pair_i, pair_j, pair_w, size: int, *, upper: int | None = None,
                      hint=None, time_limit: float | None = None,
                      deterministic_time: float | None = None, workers: int = 1,
-                     seed: int = 0) -> dict:
+                     seed: int = 0, fixed: int | None = None) -> dict:
     """Choose exactly ``size`` of ``m`` items minimising
     ``sum_i lin[i] x_i + sum_p pair_w[p] x_{pair_i[p]} x_{pair_j[p]}`` (integers).
 
@@ -68,6 +68,7 @@ def cpsat_min_subset(lin, pair_i, pair_j, pair_w, size: int, *, upper: int | Non
     relaxation is much tighter than ``y >= x_i + x_j - 1``.
 
     ``upper``: only solutions with objective <= upper are wanted (a cut-off).
+    ``fixed``: an item that must be chosen.
 
     Returns a dict: ``status`` ("optimal", "feasible", "infeasible", "unknown"),
     ``subset`` (item positions or None), ``objective`` (int or None) and ``bound``: a proven
@@ -99,6 +100,8 @@ def cpsat_min_subset(lin, pair_i, pair_j, pair_w, size: int, *, upper: int | Non
         else:
             model.add(sum(incident[i]) == (size - 1) * x[i])
     model.add(sum(x) == size)
+    if fixed is not None:
+        model.add(x[int(fixed)] == 1)
     objective = sum(int(lin[i]) * x[i] for i in range(m) if lin[i] != 0) + \
         sum(int(pair_w[p]) * y[p] for p in range(len(y)) if pair_w[p] != 0)
     if upper is not None:

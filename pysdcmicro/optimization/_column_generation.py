@@ -29,7 +29,7 @@ from .._result import Solution
 from .._validation import check_choice, check_number, check_positive_int
 from ..constructive._mdav import mdav_labels
 from ._master import ColumnPool, group_cost, make_master
-from ._pricing import exact_pricing, heuristic_pricing, lagrangian_bound, neighbours, record_bounds
+from ._pricing import anchored_pricing, exact_pricing, heuristic_pricing, lagrangian_bound, neighbours, record_bounds
 
 __all__ = ["column_generation", "solve_column_generation", "seed_partitions"]
 
@@ -81,7 +81,8 @@ def solve_column_generation(Z: np.ndarray, k: int, ctx: Context, *,
                             mip: bool = True, mip_time: float = 60.0,
                             mip_deterministic_time: float | None = None, workers: int = 1,
                             lp_solver: str = "highs", lp_share: float = 0.8,
-                            enumerate_limit: int = 50_000) -> Solution:
+                            enumerate_limit: int = 50_000, exact_model: str = "anchored",
+                            enumerate_anchor: int = 100_000, mip_solver: str = "highs") -> Solution:
     """The column-generation engine (see :func:`column_generation`)."""
     n = Z.shape[0]
     started = time.monotonic()
@@ -129,6 +130,7 @@ def solve_column_generation(Z: np.ndarray, k: int, ctx: Context, *,
     status = "done"
     it = 0
     exact_calls = 0
+    info_anchor: list = []
     exact_det = 0.0
     factors = []
     while True:
@@ -169,27 +171,39 @@ def solve_column_generation(Z: np.ndarray, k: int, ctx: Context, *,
                 if cg_ctx.expired():
                     break
                 tl = None if pricing_deterministic_time is not None else _pricing_limit(cg_ctx, pricing_time)
-                res = exact_pricing(Z, nbr_dist, pi, k, s, time_limit=tl,
-                                    deterministic_time=pricing_deterministic_time, workers=workers,
-                                    seed=ctx.seed(), max_records=exact_max_records)
-                exact_calls += 1
-                exact_det += res.get("deterministic_time", 0.0)
+                if exact_model == "anchored":
+                    res = anchored_pricing(Z, nbr_dist, pi, k, s, deadline=cg_ctx.deadline,
+                                           enumerate_limit=enumerate_anchor, time_limit=tl,
+                                           deterministic_time=pricing_deterministic_time,
+                                           workers=workers, seed=ctx.seed())
+                    exact_calls += res["cpsat_calls"]
+                    found_cols = res["columns"]
+                    info_anchor.append((s, res["anchors"], res["solved"]))
+                else:
+                    res = exact_pricing(Z, nbr_dist, pi, k, s, time_limit=tl,
+                                        deterministic_time=pricing_deterministic_time, workers=workers,
+                                        seed=ctx.seed(), max_records=exact_max_records)
+                    exact_calls += 1
+                    exact_det += res.get("deterministic_time", 0.0)
+                    found_cols = [(res["column"], res["rc"])] if res["column"] is not None else []
                 if res["factor"] is not None:
                     factors.append(res["factor"])
                 bounds[s] = res["bound"]
                 proven.append(res["proven"])
-                if res["column"] is not None and res["rc"] < -1e-9:
-                    if pool.add(res["column"], group_cost(Z, res["column"])) is not None:
+                for rows, rc in found_cols[:per_iter]:
+                    if rc < -1e-9 and pool.add(rows, group_cost(Z, rows)) is not None:
                         found += 1
-                        # Negative columns near the exact one, by the heuristic from its members.
-                        more = heuristic_pricing(Z, nbr_idx, pi, k, seeds=res["column"])
-                        for rows, _rc in more[: max(10, per_iter // 10)]:
-                            pool.add(rows, group_cost(Z, rows))
-            if len(bounds) == min(2 * k - 1, n) - k + 1:
-                lb_pi = max(lb_pi, _safe(lagrangian_bound(pi, bounds, n), pi))
-                lower = max(lower, lb_pi)
+                if exact_model != "anchored" and found:
+                    # Negative columns near the exact one, by the heuristic from its members.
+                    more = heuristic_pricing(Z, nbr_idx, pi, k, seeds=found_cols[0][0])
+                    for rows, _rc in more[: max(10, per_iter // 10)]:
+                        pool.add(rows, group_cost(Z, rows))
+            for s in range(k, min(2 * k - 1, n) + 1):
+                bounds.setdefault(s, rec[s])  # sizes not reached: the per-record bound
+            lb_pi = max(lb_pi, _safe(lagrangian_bound(pi, bounds, n), pi))
+            lower = max(lower, lb_pi)
             added = found
-            if found == 0 and len(bounds) == min(2 * k - 1, n) - k + 1:
+            if found == 0 and len(proven) == min(2 * k - 1, n) - k + 1:
                 converged = all(proven)
                 break
             if found == 0:
@@ -202,7 +216,8 @@ def solve_column_generation(Z: np.ndarray, k: int, ctx: Context, *,
             _shrink(pool, master, pi, best_labels, max_columns)
 
     info.update(iterations=it, converged=converged, lp_value=lp_value, columns=len(pool),
-                neighbours=int(L), exact_pricing_calls=exact_calls,
+                neighbours=int(L), exact_pricing_calls=exact_calls, exact_model=exact_model,
+                last_anchor_rounds=info_anchor[-(2 * k):],
                 pricing_deterministic_time=round(exact_det, 3),
                 cost_scale_factor=min(factors) if factors else None,
                 cg_seconds=round(time.monotonic() - started, 3))
@@ -217,19 +232,18 @@ def solve_column_generation(Z: np.ndarray, k: int, ctx: Context, *,
             info["enumerated_columns"] = added
             complete = True
         mip_labels, mip_info = _solve_mip(Z, k, pool, pi, lb_pi, best_labels, best_sse, ctx,
-                                          mip_time, mip_deterministic_time, workers)
+                                          mip_time, mip_deterministic_time, workers, mip_solver)
         info.update({key: v for key, v in mip_info.items() if not key.startswith("_")})
         if mip_labels is not None:
             value = sse(Z, mip_labels)
             if value < best_sse:
                 best_labels, best_sse = mip_labels, value
                 ctx.offer(best_labels, best_sse)
-        if complete and mip_info.get("mip_status") == "optimal":
-            # Every column that could beat the incumbent was in the MIP, solved optimally with
-            # costs rint(F w): true cost >= (integer optimum - 0.5 * groups) / F.
-            groups_max = n // k
-            proven = (mip_info["_objective"] - 0.5 * groups_max) / mip_info["mip_cost_scale_factor"]
-            proven -= 1e-12 * abs(proven)
+        if complete and mip_info.get("mip_status") == "optimal" and mip_info.get("_bound") is not None:
+            # Every column that could beat the incumbent was in the MIP, solved to optimality:
+            # its bound (less the solver's tolerance) bounds the optimum.
+            proven = float(mip_info["_bound"])
+            proven -= 1e-7 * abs(proven) + 1e-9
             lower = max(lower, min(best_sse, proven))
             info["optimal"] = True
     if lower > best_sse:  # never report a bound above a known solution (float noise)
@@ -298,8 +312,29 @@ def _shrink(pool: ColumnPool, master, pi, best_labels, cap):
     master.reset()
 
 
-def _solve_mip(Z, k, pool, pi, lower, best_labels, best_sse, ctx, mip_time, mip_det, workers):
-    """Set partitioning over the pooled columns of size k..2k-1 with CP-SAT."""
+def _highs_set_partition(n, members, costs, time_limit):
+    """Set partitioning MIP over given columns with HiGHS (scipy.optimize.milp), gap 0."""
+    from scipy import sparse
+    from scipy.optimize import Bounds, LinearConstraint, milp
+
+    ind = np.concatenate(members)
+    ptr = np.r_[0, np.cumsum([m.size for m in members])]
+    A = sparse.csc_matrix((np.ones(ind.size), ind, ptr), shape=(n, len(members)))
+    options = {"mip_rel_gap": 0.0, "disp": False}
+    if time_limit is not None:
+        options["time_limit"] = max(0.01, float(time_limit))
+    r = milp(np.asarray(costs, dtype=np.float64), constraints=LinearConstraint(A, 1, 1),
+             integrality=np.ones(len(members)), bounds=Bounds(0, 1), options=options)
+    status = {0: "optimal", 1: "feasible"}.get(r.status, "failed")
+    if r.x is None:
+        return {"status": "unknown" if r.status == 1 else status, "columns": None, "bound": None}
+    bound = getattr(r, "mip_dual_bound", None)
+    return {"status": status, "columns": np.flatnonzero(r.x > 0.5), "bound": bound}
+
+
+def _solve_mip(Z, k, pool, pi, lower, best_labels, best_sse, ctx, mip_time, mip_det, workers,
+               mip_solver="highs"):
+    """Set partitioning over the pooled columns of size k..2k-1 (HiGHS or CP-SAT)."""
     n = Z.shape[0]
     costs = np.asarray(pool.costs)
     sizes = np.array([m.size for m in pool.members])
@@ -318,19 +353,29 @@ def _solve_mip(Z, k, pool, pi, lower, best_labels, best_sse, ctx, mip_time, mip_
     cols = np.flatnonzero(usable)
     where = {int(c): i for i, c in enumerate(cols)}
     hint = [where[c] for c in hint_cols] if len(hint_cols) == len(groups_from_labels(canonical_labels(best_labels))) else None
-    scale = 2.0**30 / max(float(costs[cols].max()), 1e-300)
-    icost = np.rint(costs[cols] * scale).astype(np.int64)
     tl = None
-    if mip_det is None:
+    if mip_det is None or mip_solver == "highs":
         rem = ctx.remaining()
         tl = min(mip_time, rem) if math.isfinite(rem) else mip_time
         if tl <= 0.01:
             return None, {"mip_status": "skipped (no time left)"}
-    res = _ortools.cpsat_set_partition(n, [pool.members[c] for c in cols], icost, hint=hint,
-                                       time_limit=tl, deterministic_time=mip_det, workers=workers,
-                                       seed=ctx.seed())
-    info = {"mip_status": res["status"], "mip_columns": int(cols.size),
-            "mip_cost_scale_factor": scale, "_objective": res["objective"]}
+    if mip_solver == "highs":
+        res = _highs_set_partition(n, [pool.members[c] for c in cols], costs[cols], tl)
+        info = {"mip_solver": "highs", "mip_status": res["status"], "mip_columns": int(cols.size),
+                "_bound": res["bound"]}
+    else:
+        scale = 2.0**30 / max(float(costs[cols].max()), 1e-300)
+        icost = np.rint(costs[cols] * scale).astype(np.int64)
+        res = _ortools.cpsat_set_partition(n, [pool.members[c] for c in cols], icost, hint=hint,
+                                           time_limit=None if mip_det is not None else tl,
+                                           deterministic_time=mip_det, workers=workers,
+                                           seed=ctx.seed())
+        # Costs rint(F w): the true cost of any partition is >= (integer bound - 0.5 * groups) / F.
+        bound = None
+        if res["bound"] is not None:
+            bound = (res["bound"] - 0.5 * (n // k)) / scale
+        info = {"mip_solver": "cpsat", "mip_status": res["status"], "mip_columns": int(cols.size),
+                "mip_cost_scale_factor": scale, "_bound": bound}
     if res["columns"] is None:
         return None, info
     labels = np.empty(n, dtype=np.int64)
@@ -348,7 +393,8 @@ def _column_generation_solver(Z: np.ndarray, k: int, ctx: Context, *, max_iterat
                               pricing_deterministic_time: float | None = None, mip: bool = True,
                               mip_time: float = 60.0, mip_deterministic_time: float | None = None,
                               workers: int = 1, lp_solver: str = "highs",
-                              enumerate_limit: int = 50000) -> Solution:
+                              enumerate_limit: int = 50000, exact_model: str = "anchored",
+                              mip_solver: str = "highs") -> Solution:
     check_positive_int(max_iterations, "max_iterations", allow_none=True)
     check_positive_int(neighbours, "neighbours", minimum=0)
     check_positive_int(columns_per_iteration, "columns_per_iteration", minimum=0)
@@ -361,13 +407,15 @@ def _column_generation_solver(Z: np.ndarray, k: int, ctx: Context, *, max_iterat
     check_positive_int(workers, "workers")
     check_choice(lp_solver, "lp_solver", _LP_SOLVERS)
     check_positive_int(enumerate_limit, "enumerate_limit", minimum=0)
+    check_choice(exact_model, "exact_model", ("anchored", "global"))
+    check_choice(mip_solver, "mip_solver", ("highs", "cpsat"))
     return solve_column_generation(
         Z, k, ctx, max_iterations=max_iterations, neighbours_count=neighbours,
         columns_per_iteration=columns_per_iteration, max_columns=max_columns, exact=exact,
         exact_max_records=exact_max_records, pricing_time=pricing_time,
         pricing_deterministic_time=pricing_deterministic_time, mip=mip, mip_time=mip_time,
         mip_deterministic_time=mip_deterministic_time, workers=workers, lp_solver=lp_solver,
-        enumerate_limit=enumerate_limit)
+        enumerate_limit=enumerate_limit, exact_model=exact_model, mip_solver=mip_solver)
 
 
 def column_generation(X, k, *, variables=None, scaling="standardize", improve=None, rng=None,
