@@ -32,7 +32,7 @@ from ._registry import MethodSpec
 from ._result import STATUSES, MicroaggregationResult, Solution
 from ._standardize import standardize
 from .constructive import mdav
-from .optimization import column_generation
+from .optimization import column_generation, decomposition
 
 __all__ = [
     "__version__",
@@ -46,6 +46,7 @@ __all__ = [
     "improvements",
     "mdav",
     "column_generation",
+    "decomposition",
     "sse",
     "sst",
     "information_loss",
