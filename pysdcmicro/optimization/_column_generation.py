@@ -82,7 +82,8 @@ def solve_column_generation(Z: np.ndarray, k: int, ctx: Context, *,
                             mip_deterministic_time: float | None = None, workers: int = 1,
                             lp_solver: str = "highs", lp_share: float = 0.8,
                             enumerate_limit: int = 50_000, exact_model: str = "anchored",
-                            enumerate_anchor: int = 100_000, mip_solver: str = "highs") -> Solution:
+                            enumerate_anchor: int = 300_000, mip_solver: str = "highs",
+                            anchor_time: float = 2.0) -> Solution:
     """The column-generation engine (see :func:`column_generation`)."""
     n = Z.shape[0]
     started = time.monotonic()
@@ -173,7 +174,9 @@ def solve_column_generation(Z: np.ndarray, k: int, ctx: Context, *,
                 tl = None if pricing_deterministic_time is not None else _pricing_limit(cg_ctx, pricing_time)
                 if exact_model == "anchored":
                     res = anchored_pricing(Z, nbr_dist, pi, k, s, deadline=cg_ctx.deadline,
-                                           enumerate_limit=enumerate_anchor, time_limit=tl,
+                                           enumerate_limit=enumerate_anchor,
+                                           time_limit=None if tl is None else min(tl, anchor_time),
+                                           max_found=max(10, per_iter // 5),
                                            deterministic_time=pricing_deterministic_time,
                                            workers=workers, seed=ctx.seed())
                     exact_calls += res["cpsat_calls"]
@@ -193,6 +196,9 @@ def solve_column_generation(Z: np.ndarray, k: int, ctx: Context, *,
                 for rows, rc in found_cols[:per_iter]:
                     if rc < -1e-9 and pool.add(rows, group_cost(Z, rows)) is not None:
                         found += 1
+                if found and s < min(2 * k - 1, n):
+                    proven.append(False)  # not a final round: the remaining sizes wait
+                    break
                 if exact_model != "anchored" and found:
                     # Negative columns near the exact one, by the heuristic from its members.
                     more = heuristic_pricing(Z, nbr_idx, pi, k, seeds=found_cols[0][0])

@@ -323,7 +323,7 @@ def anchored_pricing(Z: np.ndarray, nbr_dist: np.ndarray, pi: np.ndarray, k: int
                      deadline=None, enumerate_limit: int = 100_000,
                      time_limit: float | None = None, deterministic_time: float | None = None,
                      workers: int = 1, seed: int = 0, scale_target: float = 1e8,
-                     max_anchors: int | None = None) -> dict:
+                     max_anchors: int | None = None, max_found: int | None = None) -> dict:
     """Minimum reduced cost over ALL groups of size ``s``, anchor by anchor, with a proven
     lower bound.
 
@@ -377,7 +377,8 @@ def anchored_pricing(Z: np.ndarray, nbr_dist: np.ndarray, pi: np.ndarray, k: int
     factors = []
     proven = True
     for count, i in enumerate(active):
-        if (deadline is not None and deadline.expired()) or (max_anchors is not None and count >= max_anchors):
+        if (deadline is not None and deadline.expired()) or (max_anchors is not None and count >= max_anchors) \
+                or (max_found is not None and len(columns) >= max_found):
             proven = False
             break
         Di = np.maximum(norms[i] - 2.0 * (Z @ Z[i]) + norms, 0.0)
@@ -387,13 +388,39 @@ def anchored_pricing(Z: np.ndarray, nbr_dist: np.ndarray, pi: np.ndarray, k: int
         if s >= 3:
             extra = np.argpartition(e, s - 3)[: s - 2] if n - i - 1 >= s - 2 else np.array([], dtype=np.int64)
             cand = np.union1d(cand, extra[np.isfinite(e[extra])])
+        # Tighten: the other s-2 members of l's group lie in the candidate set (or are the
+        # anchor), so a'_l can be taken over those only; repeat while the set shrinks.
+        members = np.concatenate([[i], cand])
+        Dsub = None
+        for _ in range(6):
+            if cand.size < s - 1:
+                break
+            members = np.concatenate([[i], cand])
+            Zm = Z[members]
+            Dsub = _sqdist(Zm, Zm)
+            if s < 3:
+                break
+            Dl = Dsub[1:].copy()  # rows: candidates; columns: anchor + candidates
+            Dl[np.arange(cand.size), np.arange(1, cand.size + 1)] = np.inf  # not itself
+            a_loc = np.sum(np.partition(Dl, s - 3, axis=1)[:, : s - 2], axis=1)
+            e_loc = (2.0 * Dsub[0, 1:] + a_loc) / (2.0 * s) - pi[cand]
+            small = np.sort(e_loc)[: s - 1]
+            if -pi[i] + small.sum() >= 0.0:
+                cand = cand[:0]
+                break
+            thr = pi[i] - small[: s - 2].sum()
+            keep = (e_loc < thr) | (e_loc <= small[s - 3])
+            if keep.all():
+                break
+            cand = cand[keep]
         if cand.size < s - 1:
             anchor_val[i] = 0.0  # every group at this anchor is provably non-negative
             solved += 1
             continue
-        members = np.concatenate([[i], cand])
-        Zm = Z[members]
-        Dsub = _sqdist(Zm, Zm)
+        if Dsub is None or Dsub.shape[0] != cand.size + 1:
+            members = np.concatenate([[i], cand])
+            Zm = Z[members]
+            Dsub = _sqdist(Zm, Zm)
         pis = pi[members]
         if math.comb(cand.size, s - 1) <= enumerate_limit:
             val, pos = _enumerate_anchor(Dsub, pis, s)
