@@ -17,7 +17,7 @@ from __future__ import annotations
 
 __version__ = "0.1.0"
 
-from . import datasets
+from . import datasets, metrics
 from ._api import Microaggregator, microaggregate
 from ._context import ProgressEvent
 from ._errors import (
@@ -31,8 +31,13 @@ from ._partition import check_partition, information_loss, sse, sst
 from ._registry import MethodSpec
 from ._result import STATUSES, MicroaggregationResult, Solution
 from ._standardize import standardize
-from .constructive import mdav
+from .constructive import mdav, mu_approx, mu_approx_structure, vmdav
 from .optimization import column_generation, decomposition
+from .reporting import Report, compare, report
+
+from . import _source_tree
+
+_source_tree.register()  # `pysdcmicro.bridges` from a source checkout (never imports rpy2)
 
 __all__ = [
     "__version__",
@@ -47,12 +52,19 @@ __all__ = [
     "mdav",
     "column_generation",
     "decomposition",
+    "mu_approx",
+    "mu_approx_structure",
+    "vmdav",
     "sse",
     "sst",
     "information_loss",
     "check_partition",
     "standardize",
     "datasets",
+    "metrics",
+    "report",
+    "compare",
+    "Report",
     "PysdcmicroError",
     "InvalidInputError",
     "InvalidTypeError",

@@ -27,6 +27,10 @@ __all__ = ["microaggregate", "Microaggregator"]
 
 _STATUS_RANK = {"done": 0, "limit": 1, "infeasible": 2}
 
+#: Accepted values of ``strata_scaling``: z-scores over the whole data (default) or within
+#: each stratum (what sdcMicro does, as it runs its method once per stratum).
+STRATA_SCALINGS = ("global", "stratum")
+
 
 class _Step:
     """A resolved improvement step: a registered name or a user callable, with options."""
@@ -139,18 +143,64 @@ def _check_core_output(labels: np.ndarray, n: int, k: int, what: str) -> None:
 
 
 class _TerminalProgress:
-    """Print progress events to stderr at most every ``interval`` seconds."""
+    """Show progress events on a terminal (stderr by default).
 
-    def __init__(self, interval: float = 0.5, stream=None):
-        self.interval = interval
+    On a terminal (``live``): one line, rewritten in place with a carriage return at most
+    every ``interval`` seconds (0.1 s by default), ended with a newline by :meth:`close`.
+    Elsewhere (a log file, a notebook): one line per event, at most every ``interval``
+    seconds (2 s by default). The last event is always shown by :meth:`close`, so the final
+    state (best IL, bound) is on screen when the run ends.
+    """
+
+    def __init__(self, interval: float | None = None, stream=None, *, live: bool | None = None):
         self.stream = stream if stream is not None else sys.stderr
+        if live is None:
+            isatty = getattr(self.stream, "isatty", None)
+            live = bool(isatty()) if callable(isatty) else False
+        self.live = live
+        self.interval = interval if interval is not None else (0.1 if live else 2.0)
         self._last = -math.inf
+        self._pending: ProgressEvent | None = None
+        self._width = 0
+        self._shown = False
 
     def __call__(self, event: ProgressEvent) -> None:
         now = time.monotonic()
         if now - self._last >= self.interval:
             self._last = now
-            print(str(event), file=self.stream, flush=True)
+            self._show(event)
+        else:
+            self._pending = event
+
+    def _show(self, event: ProgressEvent) -> None:
+        text = str(event)
+        self._pending = None
+        self._shown = True
+        try:
+            if self.live:
+                import shutil
+
+                columns = shutil.get_terminal_size((100, 24)).columns - 1
+                text = text[:columns]
+                self.stream.write("\r" + text.ljust(self._width))
+                self._width = len(text)
+            else:
+                self.stream.write(text + "\n")
+            self.stream.flush()
+        except (OSError, ValueError):  # a closed stream must never stop the computation
+            pass
+
+    def close(self) -> None:
+        """Show the last event if it was held back, and end the live line."""
+        if self._pending is not None:
+            self._show(self._pending)
+        if self.live and self._shown:
+            try:
+                self.stream.write("\n")
+                self.stream.flush()
+            except (OSError, ValueError):
+                pass
+            self._shown = False
 
 
 def _progress_callback(progress: Any) -> Callable | None:
@@ -181,8 +231,8 @@ def _rng_setting(rng: Any) -> Any:
 
 def microaggregate(frame: Any, k: int, *, variables: Any = None, method: str | Callable = "mdav",
                    strata: Any = None, improve: Any = None, improve_options: dict | None = None,
-                   scaling: str = "standardize", rng: Any = None, time_limit: float | None = None,
-                   progress: Any = None, keep_history: bool = False,
+                   scaling: str = "standardize", strata_scaling: str = "global", rng: Any = None,
+                   time_limit: float | None = None, progress: Any = None, keep_history: bool = False,
                    **method_options: Any) -> MicroaggregationResult:
     """Microaggregate the chosen columns of ``frame`` into groups of at least ``k`` records.
 
@@ -212,6 +262,13 @@ def microaggregate(frame: Any, k: int, *, variables: Any = None, method: str | C
     scaling : {"standardize", "none"}, default "standardize"
         How records are compared while building the partition: z-scores (the literature's
         convention, with ``ddof=1``) or the raw values. IL is always computed on z-scores.
+    strata_scaling : {"global", "stratum"}, default "global"
+        With ``strata`` and ``scaling="standardize"``: the z-scores that build each
+        stratum's partition are taken over the whole data (``"global"``) or within the
+        stratum (``"stratum"``, as sdcMicro does: it runs its method on each stratum
+        separately, so e.g. its MDAV weighs variables by their variance in the stratum).
+        The two give the same IL measure (always on whole-data z-scores) but may group
+        differently. Ignored without ``strata``.
     rng : None, int or numpy.random.Generator
         Seed of every random choice (``np.random.default_rng(rng)`` is made once).
     time_limit : float, optional
@@ -240,8 +297,8 @@ def microaggregate(frame: Any, k: int, *, variables: Any = None, method: str | C
     :class:`~pysdcmicro.ConstantColumnWarning` says so). If every chosen column is
     constant, IL is undefined and an error is raised.
 
-    With ``strata``, each stratum is partitioned on its own (records are standardized over
-    the whole data, so IL is that of the whole data set).
+    With ``strata``, each stratum is partitioned on its own; IL is that of the whole data
+    set (on whole-data z-scores), whatever ``strata_scaling`` is.
 
     Examples
     --------
@@ -263,6 +320,12 @@ def microaggregate(frame: Any, k: int, *, variables: Any = None, method: str | C
     k = check_k(k, ds.n)
     time_limit = check_time_limit(time_limit)
     scaling = check_choice(scaling, "scaling", SCALINGS)
+    strata_scaling = check_choice(strata_scaling, "strata_scaling", STRATA_SCALINGS)
+    if strata_scaling == "stratum" and scaling != "standardize":
+        raise InvalidInputError(
+            f'`strata_scaling` must be "global" when `scaling` is {scaling!r}; got "stratum" '
+            "(per-stratum z-scores need scaling=\"standardize\")."
+        )
     if not isinstance(keep_history, bool):
         raise InvalidTypeError(f"`keep_history` must be True or False; got {keep_history!r}.")
 
@@ -302,13 +365,18 @@ def microaggregate(frame: Any, k: int, *, variables: Any = None, method: str | C
                    method=full_name, keep_history=keep_history)
     rng_gen = root.rng
 
-    if ds.strata is None:
-        block_sol, _ = _solve_block(method_core, method_options, steps, Z, k, root)
-        labels = block_sol.labels
-        status, message, lower, info = block_sol.status, block_sol.message, block_sol.lower_bound, block_sol.info
-    else:
-        labels, status, message, lower, info = _solve_strata(
-            ds, method_core, method_options, steps, Z, k, root, callback, keep_history, total, scaling, full_name)
+    try:
+        if ds.strata is None:
+            block_sol, _ = _solve_block(method_core, method_options, steps, Z, k, root)
+            labels = block_sol.labels
+            status, message, lower, info = block_sol.status, block_sol.message, block_sol.lower_bound, block_sol.info
+        else:
+            labels, status, message, lower, info = _solve_strata(
+                ds, method_core, method_options, steps, Z, k, root, callback, keep_history, total, scaling, full_name,
+                strata_scaling == "stratum")
+    finally:
+        if isinstance(callback, _TerminalProgress):
+            callback.close()
 
     labels = canonical_labels(labels)
     groups = groups_from_labels(labels)
@@ -329,6 +397,7 @@ def microaggregate(frame: Any, k: int, *, variables: Any = None, method: str | C
         "time_limit": time_limit,
         "scaling": scaling,
         "strata": list(ds.strata_columns),
+        "strata_scaling": strata_scaling,
         "variables": list(ds.variables),
         "versions": _versions(),
     }
@@ -342,7 +411,7 @@ def microaggregate(frame: Any, k: int, *, variables: Any = None, method: str | C
 
 
 def _solve_strata(ds, method_core, options, steps, Z, k, root, callback, keep_history, total, scaling,
-                  full_name):
+                  full_name, per_stratum_z=False):
     n_strata = len(ds.strata_names)
     members = [np.flatnonzero(ds.strata == s) for s in range(n_strata)]
     for s, rows in enumerate(members):
@@ -361,7 +430,10 @@ def _solve_strata(ds, method_core, options, steps, Z, k, root, callback, keep_hi
         sub = Context(root.rng, _deadline=root.deadline.child(fraction=share), callback=callback,
                       sst=total if scaling == "standardize" else None, method=full_name,
                       keep_history=keep_history, stage=ds.strata_names[s])
-        sol, _ = _solve_block(method_core, options, steps, np.ascontiguousarray(Z[rows]), k, sub)
+        sub._shared.start = root._shared.start  # elapsed time counts from the call, not the stratum
+        sub.report(stratum=f"{s + 1}/{n_strata}", records=int(rows.size))
+        block = standardize(ds.X[rows])[0] if per_stratum_z else np.ascontiguousarray(Z[rows])
+        sol, _ = _solve_block(method_core, options, steps, block, k, sub)
         if keep_history:
             root.history.extend(sub.history)
         labels[rows] = sol.labels + offset
@@ -413,8 +485,8 @@ class Microaggregator:
 
     def __init__(self, k: int = 3, *, method: str | Callable = "mdav", variables: Any = None,
                  strata: Any = None, improve: Any = None, improve_options: dict | None = None,
-                 scaling: str = "standardize", rng: Any = None, time_limit: float | None = None,
-                 progress: Any = None, **method_options: Any):
+                 scaling: str = "standardize", strata_scaling: str = "global", rng: Any = None,
+                 time_limit: float | None = None, progress: Any = None, **method_options: Any):
         self.k = k
         self.method = method
         self.variables = variables
@@ -422,6 +494,7 @@ class Microaggregator:
         self.improve = improve
         self.improve_options = improve_options
         self.scaling = scaling
+        self.strata_scaling = strata_scaling
         self.rng = rng
         self.time_limit = time_limit
         self.progress = progress
@@ -429,8 +502,8 @@ class Microaggregator:
 
     def get_params(self) -> dict:
         params = {name: getattr(self, name) for name in (
-            "k", "method", "variables", "strata", "improve", "improve_options", "scaling", "rng",
-            "time_limit", "progress")}
+            "k", "method", "variables", "strata", "improve", "improve_options", "scaling", "strata_scaling",
+            "rng", "time_limit", "progress")}
         params.update(self.method_options)
         return params
 
@@ -438,7 +511,7 @@ class Microaggregator:
         self.result_ = microaggregate(
             X, self.k, method=self.method, variables=self.variables, strata=self.strata,
             improve=self.improve, improve_options=self.improve_options, scaling=self.scaling,
-            rng=self.rng, time_limit=self.time_limit, progress=self.progress, **self.method_options)
+            strata_scaling=self.strata_scaling, rng=self.rng, time_limit=self.time_limit, progress=self.progress, **self.method_options)
         self.labels_ = self.result_.labels
         self.information_loss_ = self.result_.information_loss
         return self
@@ -448,5 +521,6 @@ class Microaggregator:
 
     def __repr__(self) -> str:
         args = ", ".join(f"{k}={v!r}" for k, v in self.get_params().items()
-                         if v is not None and not (k == "scaling" and v == "standardize"))
+                         if v is not None and not (k == "scaling" and v == "standardize")
+                         and not (k == "strata_scaling" and v == "global"))
         return f"Microaggregator({args})"

@@ -92,13 +92,17 @@ class ProgressEvent:
     extra: dict = field(default_factory=dict)
 
     def __str__(self) -> str:
-        parts = [f"[{self.elapsed:7.1f}s] {self.method}/{self.stage}"]
+        where = f"{self.method}/{self.stage}" if self.stage else self.method
+        parts = [f"[{self.elapsed:7.1f}s] {where}"]
         if self.iteration is not None:
             parts.append(f"it={self.iteration}")
         if self.information_loss is not None:
             parts.append(f"IL={self.information_loss:.4f}")
         if self.lower_bound is not None:
             parts.append(f"LB={self.lower_bound:.4f}")
+            if self.information_loss is not None and self.information_loss > 0:
+                gap = (self.information_loss - self.lower_bound) / self.information_loss
+                parts.append(f"gap={100 * gap:.2f}%")
         for key, value in self.extra.items():
             parts.append(f"{key}={value:.6g}" if isinstance(value, float) else f"{key}={value}")
         return " ".join(parts)

@@ -1,12 +1,17 @@
-"""Command-line interface: ``pysdcmicro microaggregate | methods | demo``.
+"""Command-line interface: ``pysdcmicro microaggregate | report | methods | demo``.
 
 Bad input exits with status 2 and one line ``pysdcmicro: error: <message>`` on stderr,
-the same text the Python API raises.
+the same text the Python API raises. ``microaggregate`` and ``report`` exit with status 3
+when the released file, read back, is not k-anonymous (never expected from
+``microaggregate``: it would be a bug, so it is loud). Progress is shown only when stderr is
+a terminal and ``--quiet`` is not given; Ctrl-C during a search writes the best partition
+found so far, with status ``limit`` in the report.
 """
 
 from __future__ import annotations
 
 import argparse
+import io
 import json
 import sys
 import warnings
@@ -123,8 +128,12 @@ def _build_parser() -> argparse.ArgumentParser:
     m.add_argument("--method", default="mdav", help="method name (see `pysdcmicro methods`); default mdav")
     m.add_argument("--variables", help="comma-separated columns to microaggregate (default: all numeric columns)")
     m.add_argument("--strata", help="comma-separated columns: microaggregate within each combination of their values")
+    m.add_argument("--strata-scaling", default="global", choices=["global", "stratum"],
+                   help="with --strata: z-scores over the whole data (default) or within each stratum (as sdcMicro)")
     m.add_argument("--output", "-o", help="masked CSV to write (default: standard output)")
-    m.add_argument("--report", help="JSON report to write")
+    m.add_argument("--report", help="JSON report to write (k-anonymity checked on the written output, "
+                   "utility and risk measures)")
+    m.add_argument("--html", help="HTML report to write, with plots when matplotlib is installed")
     m.add_argument("--seed", type=int, default=None, help="random seed (randomized methods)")
     m.add_argument("--time-limit", type=float, default=None, help="seconds for the whole run; the best partition found is returned")
     m.add_argument("--option", action="append", default=[], metavar="NAME=VALUE", help="a method option (repeatable)")
@@ -135,6 +144,24 @@ def _build_parser() -> argparse.ArgumentParser:
     m.add_argument("--scaling", default="standardize", choices=["standardize", "none"],
                    help="compare records on z-scores (default) or raw values; IL is always on z-scores")
     m.add_argument("--quiet", "-q", action="store_true", help="no progress or summary output")
+    m.epilog = ("Exit status: 0 done (also after Ctrl-C, with the best partition found so far), 2 bad input, "
+                "3 the written output is not k-anonymous.")
+
+    r = sub.add_parser("report", help="report on a masked CSV file against its original",
+                       description="Release report of MASKED.csv against ORIGINAL.csv (rows in the same order): "
+                                   "k-anonymity, information loss, sdcMicro's IL1s and eigen utility measures, "
+                                   "interval disclosure risk, per-variable changes.")
+    r.add_argument("original", metavar="ORIGINAL.csv")
+    r.add_argument("masked", metavar="MASKED.csv")
+    r.add_argument("--k", type=int, default=None, help="the k to verify (default: report the smallest class only)")
+    r.add_argument("--variables", help="comma-separated masked columns (default: the numeric columns that differ)")
+    r.add_argument("--json", help="JSON report to write")
+    r.add_argument("--html", help="HTML report to write, with plots when matplotlib is installed")
+    r.add_argument("--sd-fraction", type=float, default=0.05,
+                   help="interval disclosure risk: half-width in standard deviations of the masked data "
+                        "(sdcMicro dRisk's k; default 0.05)")
+    r.add_argument("--quiet", "-q", action="store_true", help="no text report on standard output")
+    r.epilog = "Exit status: 0 k-anonymous (or no --k given), 2 bad input, 3 not k-anonymous."
 
     sub.add_parser("methods", help="list the registered methods and improvement steps")
 
@@ -144,6 +171,10 @@ def _build_parser() -> argparse.ArgumentParser:
     d.add_argument("--n", type=int, default=600, help="number of generated records")
     d.add_argument("--seed", type=int, default=0)
     d.add_argument("--option", action="append", default=[], metavar="NAME=VALUE")
+    d.add_argument("--output", "-o", help="also write the masked data as CSV")
+    d.add_argument("--original", help="also write the generated original data as CSV")
+    d.add_argument("--report", help="also write the JSON report")
+    d.add_argument("--html", help="also write the HTML report (with plots when matplotlib is installed)")
     return parser
 
 
@@ -191,24 +222,79 @@ def _cmd_microaggregate(args: argparse.Namespace) -> int:
         raise InvalidInputError(f"input file {args.input!r} has no numeric column to microaggregate; "
                                 "pass --variables or check the file.")
     show = not args.quiet and sys.stderr.isatty()
+    from .reporting import report
+
     result = microaggregate(
         frame, args.k, method=spec.name, variables=variables, strata=strata,
-        improve=improve, improve_options=improve_options, scaling=args.scaling, rng=args.seed,
+        improve=improve, improve_options=improve_options, scaling=args.scaling,
+        strata_scaling=args.strata_scaling, rng=args.seed,
         time_limit=args.time_limit, progress=_progress_callback(True) if show else None, **options,
     )
     if args.output:
         result.data.to_csv(args.output, index=False)
+        released = _read_released(args.output, result.variables)
+        checked_on = f"the written file {args.output}"
     else:
-        result.data.to_csv(sys.stdout, index=False)
+        text = result.data.to_csv(index=False)
+        sys.stdout.write(text)
+        sys.stdout.flush()
+        released = _read_released(io.StringIO(text), result.variables)
+        checked_on = "the CSV written to standard output"
+    rep = report(result, frame, released=released, checked_on=checked_on)
     if args.report:
-        report = result.to_dict()
-        report["input"] = str(args.input)
-        report["output"] = args.output
-        Path(args.report).write_text(json.dumps(report, indent=2) + "\n")
+        _write_json(args.report, result, rep, input=str(args.input), output=args.output)
+    if args.html:
+        _write_html(args.html, rep)
     if not args.quiet:
         stream = sys.stdout if args.output else sys.stderr
-        print(result.summary(), file=stream)
-    return 0
+        print(rep.to_text(), file=stream)
+    return 0 if rep.k_anonymous else 3
+
+
+def _read_released(source: Any, variables: list) -> pd.DataFrame:
+    """The released values of ``variables`` as written: the CSV read back, cells parsed as
+    numbers exactly as :func:`read_table` parses them."""
+    raw = pd.read_csv(source, dtype=str, keep_default_na=False)
+    out = pd.DataFrame(index=raw.index)
+    for col in variables:
+        values = [_parse_number(v) for v in raw[col]]
+        if any(v is None for v in values):  # pragma: no cover - a bug, not a user error
+            raise RuntimeError(f"the written column {col!r} holds a value that is not a number")
+        out[col] = np.array(values, dtype=np.float64)
+    return out
+
+
+def _write_json(path: str, result: Any, rep: Any, **extra: Any) -> None:
+    data = result.to_dict() if result is not None else {}
+    data.update(rep.to_dict())
+    data.update(extra)
+    Path(path).write_text(json.dumps(data, indent=2) + "\n")
+
+
+def _write_html(path: str, rep: Any) -> None:
+    try:
+        import matplotlib  # noqa: F401
+    except ImportError:
+        print("pysdcmicro: note: the HTML report has no plots: matplotlib is not installed "
+              "(pip install \"pysdcmicro[plot]\").", file=sys.stderr)
+    rep.to_html(path)
+
+
+def _cmd_report(args: argparse.Namespace) -> int:
+    from .reporting import compare
+
+    variables = _split_list(args.variables)
+    original, numeric = read_table(args.original, variables)
+    masked, _ = read_table(args.masked, numeric)
+    rep = compare(original, masked, variables=variables, k=args.k, sd_fraction=args.sd_fraction,
+                  checked_on=f"the file {args.masked}")
+    if args.json:
+        _write_json(args.json, None, rep, original=str(args.original), masked=str(args.masked))
+    if args.html:
+        _write_html(args.html, rep)
+    if not args.quiet:
+        print(rep.to_text())
+    return 0 if rep.k_anonymous is not False else 3
 
 
 def _cmd_demo(args: argparse.Namespace) -> int:
@@ -240,6 +326,25 @@ def _cmd_demo(args: argparse.Namespace) -> int:
         rows.append((col, frame[col].mean(), result.data[col].mean(), frame[col].std(), result.data[col].std()))
     print(pd.DataFrame(rows, columns=["variable", "mean before", "mean after", "sd before", "sd after"])
           .round(3).to_string(index=False))
+    if args.original:
+        frame.to_csv(args.original, index=False)
+        print(f"\nOriginal data written to {args.original}")
+    if args.output or args.report or args.html:
+        from .reporting import report
+
+        if args.output:
+            result.data.to_csv(args.output, index=False)
+            rep = report(result, frame, released=_read_released(args.output, variables),
+                         checked_on=f"the written file {args.output}")
+            print(f"Masked data written to {args.output}")
+        else:
+            rep = report(result, frame)
+        if args.report:
+            _write_json(args.report, result, rep, output=args.output)
+            print(f"JSON report written to {args.report}")
+        if args.html:
+            _write_html(args.html, rep)
+            print(f"HTML report written to {args.html}")
     return 0
 
 
@@ -249,7 +354,8 @@ def main(argv: Sequence[str] | None = None) -> int:
     if args.command is None:
         parser.print_help()
         return 2
-    handlers = {"microaggregate": _cmd_microaggregate, "methods": _cmd_methods, "demo": _cmd_demo}
+    handlers = {"microaggregate": _cmd_microaggregate, "report": _cmd_report, "methods": _cmd_methods,
+                "demo": _cmd_demo}
     with warnings.catch_warnings(record=True) as caught:
         warnings.simplefilter("always")
         try:
@@ -261,6 +367,12 @@ def main(argv: Sequence[str] | None = None) -> int:
         except KeyboardInterrupt:
             print("pysdcmicro: interrupted", file=sys.stderr)
             return 130
+        except BrokenPipeError:  # output piped into `head` and the like: stop quietly
+            import os
+
+            devnull = os.open(os.devnull, os.O_WRONLY)
+            os.dup2(devnull, sys.stdout.fileno())
+            return 1
     _flush_warnings(caught)
     return code
 

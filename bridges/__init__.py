@@ -1,0 +1,19 @@
+"""Bridges between pysdcmicro and other statistical disclosure control software.
+
+Installed as ``pysdcmicro.bridges`` (the source lives in the repository's top-level
+``bridges/`` folder). Nothing here is imported by ``import pysdcmicro``; each bridge
+imports its own dependencies lazily, when one of its functions is first called.
+
+* :mod:`pysdcmicro.bridges.sdcmicro`: pysdcmicro methods on R sdcMicro objects through
+  rpy2 (``pip install "pysdcmicro[r]"``, plus R and the CRAN package sdcMicro).
+"""
+
+__all__ = ["sdcmicro"]
+
+
+def __getattr__(name):  # ``pysdcmicro.bridges.sdcmicro`` after a bare ``import pysdcmicro.bridges``
+    if name in __all__:
+        import importlib
+
+        return importlib.import_module(f"{__name__}.{name}")
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")

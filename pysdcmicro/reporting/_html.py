@@ -1,0 +1,151 @@
+"""A self-contained HTML page for a :class:`~pysdcmicro.Report` (plots embedded as PNG)."""
+
+from __future__ import annotations
+
+import base64
+import html
+import json
+import math
+from typing import Any
+
+import numpy as np
+
+_STYLE = """
+body { font-family: system-ui, -apple-system, "Segoe UI", sans-serif; max-width: 960px; margin: 2em auto;
+       padding: 0 1em; color: #222; line-height: 1.45; }
+h1 { font-size: 1.5em; margin-bottom: 0.2em; } h2 { font-size: 1.15em; margin-top: 1.6em;
+     border-bottom: 1px solid #ddd; padding-bottom: 0.2em; }
+table { border-collapse: collapse; margin: 0.6em 0; font-size: 0.92em; }
+td, th { padding: 0.25em 0.7em; border-bottom: 1px solid #eee; text-align: right; }
+th { background: #f6f6f6; } td:first-child, th:first-child { text-align: left; }
+.ok { color: #1a7f37; font-weight: 600; } .bad { color: #c0392b; font-weight: 600; }
+.note { color: #666; font-size: 0.88em; } img { max-width: 100%; }
+.figs { display: flex; flex-wrap: wrap; gap: 1em; } .figs figure { margin: 0; }
+pre { background: #f6f6f6; padding: 0.8em; overflow-x: auto; font-size: 0.82em; }
+"""
+
+
+def _e(value: Any) -> str:
+    return html.escape(str(value))
+
+
+def _fmt(value: Any, digits: int = 6) -> str:
+    if value is None:
+        return "&ndash;"
+    if isinstance(value, (float, np.floating)):
+        return "undefined" if not math.isfinite(value) else f"{value:.{digits}g}"
+    return _e(value)
+
+
+def _rows(pairs: list[tuple[str, str]]) -> str:
+    return "".join(f"<tr><td>{_e(k)}</td><td>{v}</td></tr>" for k, v in pairs)
+
+
+def _plots(rep) -> list[tuple[str, str]]:
+    from ._plots import figure_png
+
+    figures = [("Records per released combination: every bar left of the dashed line would break "
+                "k-anonymity.", rep.plot_group_sizes())]
+    if rep.original is not None:
+        figures.append(("Each original record (dot) joined to its released value (diamond).", rep.plot_scatter()))
+        figures.append(("Each variable before and after, on the original z-score scale.", rep.plot_distributions()))
+    return [(caption, base64.b64encode(figure_png(fig)).decode("ascii")) for caption, fig in figures]
+
+
+def render_body(rep, *, plots: bool | None = None) -> str:
+    parts: list[str] = []
+    title = "Release report" + (f": {rep.method}" if rep.method else "")
+    parts.append(f"<h1>{_e(title)}</h1>")
+    facts = [("records x variables", f"{rep.n} x {len(rep.variables)}"),
+             ("variables", _e(", ".join(map(str, rep.variables))))]
+    if rep.k is not None:
+        facts.append(("k", _e(rep.k)))
+    if rep.status is not None:
+        facts.append(("status", _e(rep.status + (f" ({rep.message})" if rep.message else ""))))
+    if rep.seconds is not None:
+        facts.append(("seconds", f"{rep.seconds:.3f}"))
+    parts.append(f"<table>{_rows(facts)}</table>")
+
+    parts.append("<h2>Protection</h2>")
+    smallest = int(rep.class_sizes.min())
+    if rep.k_anonymous is None:
+        verdict = f"k not given; the smallest group of identical released records has {smallest}."
+    elif rep.k_anonymous:
+        verdict = (f"<span class='ok'>k-anonymous</span>: every combination of released values is shared by at "
+                   f"least {rep.k} records ({rep.class_sizes.size} combinations, smallest {smallest}).")
+    else:
+        verdict = (f"<span class='bad'>NOT k-anonymous</span>: some combinations of released values are shared by "
+                   f"fewer than {rep.k} records (smallest {smallest}).")
+    parts.append(f"<p>{verdict} <span class='note'>Checked on {_e(rep.checked_on)}.</span></p>")
+    if rep.risk is not None:
+        r = rep.risk
+        parts.append(
+            f"<p>Interval disclosure risk: <b>{100 * r['interval_disclosure']:.2f} %</b> of the records "
+            f"({r['records_at_risk']}) have every original value within {r['sd_fraction']:g} standard deviations "
+            f"of the released one. <span class='note'>sdcMicro's <code>dRisk</code>, which sdcMicro prints as the "
+            f"upper end of the disclosure risk interval [0 %; x %].</span></p>")
+
+    want = plots
+    if want is not False:
+        try:
+            figures = _plots(rep)
+        except ImportError:
+            if want:
+                raise
+            figures = None
+        if figures is None:
+            parts.append("<p class='note'>Plots need matplotlib: <code>pip install \"pysdcmicro[plot]\"</code>.</p>")
+        else:
+            parts.append("<h2>Plots</h2><div class='figs'>")
+            for caption, data in figures:
+                parts.append(f"<figure><img alt='{_e(caption)}' src='data:image/png;base64,{data}'>"
+                             f"<figcaption class='note'>{_e(caption)}</figcaption></figure>")
+            parts.append("</div>")
+
+    parts.append("<h2>Utility</h2>")
+    util = []
+    if rep.information_loss is not None:
+        util.append(("information loss IL = 100 SSE/SST (%)", _fmt(rep.information_loss)))
+    if rep.lower_bound is not None:
+        util.append(("proven lower bound on the optimal IL (%)", _fmt(rep.lower_bound)))
+        util.append(("gap (IL - bound) / IL", "&ndash;" if rep.gap is None else f"{100 * rep.gap:.2f} %"))
+    if rep.utility is not None:
+        u = rep.utility
+        util += [("IL1s (sdcMicro dUtility, sum over cells)", _fmt(u["il1s"])),
+                 ("IL1s per cell (Mateo-Sanz et al. 2004)", _fmt(u["il1s_per_cell"])),
+                 ("eigen (sdcMicro dUtility; relative change of correlation eigenvalues)", _fmt(u["eigen"])),
+                 ("IL1 (sdcMicro dUtility)", _fmt(u["il1"]))]
+    parts.append(f"<table>{_rows(util)}</table>")
+    if rep.changes is not None:
+        head = "".join(f"<th>{_e(h)}</th>" for h in ("variable", "mean before", "mean after", "sd before",
+                                                       "sd after", "variance ratio"))
+        body = "".join(
+            f"<tr><td>{_e(r.variable)}</td><td>{_fmt(r.mean_original)}</td><td>{_fmt(r.mean_masked)}</td>"
+            f"<td>{_fmt(r.sd_original)}</td><td>{_fmt(r.sd_masked)}</td><td>{_fmt(r.variance_ratio, 4)}</td></tr>"
+            for r in rep.changes.itertuples())
+        parts.append(f"<h2>Per variable</h2><table><tr>{head}</tr>{body}</table>")
+    if rep.correlations is not None and rep.correlations["pair"] is not None:
+        c = rep.correlations
+        a, b = c["pair"]
+        parts.append(f"<p>Largest change of a correlation: {_fmt(c['max_abs_change'], 4)} ({_e(a)} ~ {_e(b)}: "
+                     f"{c['original'].loc[a, b]:.4f} &rarr; {c['masked'].loc[a, b]:.4f}).</p>")
+        if len(rep.variables) <= 12:
+            for which in ("original", "masked"):
+                m = c[which]
+                head = "".join(f"<th>{_e(v)}</th>" for v in m.columns)
+                body = "".join(f"<tr><td>{_e(i)}</td>" + "".join(f"<td>{_fmt(v, 3)}</td>" for v in row) + "</tr>"
+                               for i, row in zip(m.index, m.to_numpy()))
+                parts.append(f"<p class='note'>Correlations, {which}:</p><table><tr><th></th>{head}</tr>{body}</table>")
+    if rep.settings:
+        parts.append("<details><summary>Settings (everything that made the result)</summary>"
+                     f"<pre>{_e(json.dumps(rep.settings, indent=2, default=str))}</pre></details>")
+    if rep.utility is not None:
+        parts.append(f"<p class='note'>Definitions: {_e(rep.utility['definitions'])}; {_e(rep.risk['definition'])}.</p>")
+    return "\n".join(parts)
+
+
+def render_html(rep, *, plots: bool | None = None) -> str:
+    body = render_body(rep, plots=plots)
+    title = "pysdcmicro release report" + (f" ({rep.method})" if rep.method else "")
+    return (f"<!DOCTYPE html>\n<html lang='en'><head><meta charset='utf-8'><title>{_e(title)}</title>"
+            f"<style>{_STYLE}</style></head><body>\n{body}\n</body></html>\n")

@@ -1,0 +1,473 @@
+"""The release report: what an agency checks before it publishes masked data.
+
+:func:`report` builds it from a :class:`~pysdcmicro.MicroaggregationResult` (and the
+original data, for the utility and risk measures); :func:`compare` from any original and
+masked data sets. A :class:`Report` prints as text (``to_text``), serializes to JSON
+(``to_dict``), and writes an HTML page with plots (``to_html``, needs matplotlib).
+"""
+
+from __future__ import annotations
+
+import json
+import math
+from dataclasses import dataclass, field
+from typing import Any
+
+import numpy as np
+import pandas as pd
+
+from .._errors import InvalidInputError, InvalidTypeError
+from .._result import MicroaggregationResult, _jsonable
+from .._validation import check_k
+from ..metrics import equivalence_class_sizes
+from ..metrics._pairs import _as_table, check_fraction, paired_values
+from ..metrics._risk import _at_risk
+from ..metrics._utility import _correlation_changes, _eigen, _il1, _il1s, _sse_sst, _variable_changes, sse_sst
+
+__all__ = ["Report", "report", "compare"]
+
+
+def _counts(sizes: np.ndarray) -> dict[int, int]:
+    values, counts = np.unique(np.asarray(sizes, dtype=np.int64), return_counts=True)
+    return {int(v): int(c) for v, c in zip(values, counts)}
+
+
+def _name(label: Any) -> Any:
+    return int(label) if isinstance(label, (int, np.integer)) else str(label)
+
+
+@dataclass
+class Report:
+    """Release report of a masked data set (see :func:`report` and :func:`compare`).
+
+    Attributes
+    ----------
+    variables : list
+        The masked variables (quasi-identifiers) the report is about.
+    n : int
+        Number of records.
+    k : int or None
+        The k of k-anonymity asked for (None when unknown).
+    k_anonymous : bool or None
+        Whether every combination of released values of ``variables`` is shared by at
+        least ``k`` records, checked on the released values (None when ``k`` is unknown).
+    class_sizes : ndarray
+        Size of each equivalence class (distinct combination of released values).
+    checked_on : str
+        Which data the k-anonymity check read ("result.data", or a written file).
+    information_loss, sse, sst : float or None
+        IL = 100 * SSE / SST on z-scores.
+    lower_bound, gap : float or None
+        Proven lower bound on the optimal IL and the relative gap, when the method gives one.
+    group_sizes : ndarray or None
+        Sizes of the partition's groups (from a result).
+    utility : dict or None
+        sdcMicro's utility measures ``il1s`` (sum, as sdcMicro), ``il1s_per_cell``, ``il1``
+        and ``eigen`` (see :mod:`pysdcmicro.metrics`); None without the original data.
+    risk : dict or None
+        ``interval_disclosure`` (share of records at risk, sdcMicro ``dRisk``),
+        ``records_at_risk`` and ``sd_fraction``; None without the original data.
+    changes : DataFrame or None
+        Per-variable means, standard deviations and variance ratio (before / after).
+    correlations : dict or None
+        Correlation matrices before and after, the largest absolute change and its pair.
+    method, status, message, seconds, settings, info
+        From the result, when the report was made from one.
+    """
+
+    variables: list
+    n: int
+    k: int | None
+    k_anonymous: bool | None
+    class_sizes: np.ndarray
+    checked_on: str
+    information_loss: float | None = None
+    sse: float | None = None
+    sst: float | None = None
+    lower_bound: float | None = None
+    gap: float | None = None
+    group_sizes: np.ndarray | None = None
+    utility: dict | None = None
+    risk: dict | None = None
+    changes: pd.DataFrame | None = None
+    correlations: dict | None = None
+    method: str | None = None
+    status: str | None = None
+    message: str = ""
+    seconds: float | None = None
+    settings: dict = field(default_factory=dict)
+    info: dict = field(default_factory=dict)
+    original: Any = field(default=None, repr=False)
+    released: Any = field(default=None, repr=False)
+
+    # -- machine-readable ------------------------------------------------------
+    def to_dict(self) -> dict:
+        """JSON-serializable report (non-finite numbers become None)."""
+        out: dict[str, Any] = {
+            "n": self.n,
+            "variables": [_name(v) for v in self.variables],
+            "k": self.k,
+            "k_anonymous": self.k_anonymous,
+            "k_anonymity": {
+                "k": self.k,
+                "min_class_size": int(self.class_sizes.min()),
+                "n_classes": int(self.class_sizes.size),
+                "class_size_counts": _counts(self.class_sizes),
+                "checked_on": self.checked_on,
+            },
+            "information_loss": self.information_loss,
+            "sse": self.sse,
+            "sst": self.sst,
+            "lower_bound": self.lower_bound,
+            "gap": self.gap,
+            "utility": self.utility,
+            "risk": self.risk,
+        }
+        if self.group_sizes is not None:
+            out["group_size_counts"] = _counts(self.group_sizes)
+        if self.changes is not None:
+            rows = self.changes.to_dict("records")
+            for row in rows:
+                row["variable"] = _name(row["variable"])
+            out["variable_changes"] = rows
+        if self.correlations is not None:
+            c = self.correlations
+            out["correlations"] = {
+                "max_abs_change": c["max_abs_change"],
+                "pair": None if c["pair"] is None else [_name(v) for v in c["pair"]],
+                "original": c["original"].to_numpy().tolist(),
+                "masked": c["masked"].to_numpy().tolist(),
+            }
+        if self.method is not None:
+            out.update({"method": self.method, "status": self.status, "message": self.message,
+                        "seconds": self.seconds})
+        return _jsonable(out)
+
+    def to_json(self, **kwargs: Any) -> str:
+        kwargs.setdefault("indent", 2)
+        return json.dumps(self.to_dict(), **kwargs)
+
+    # -- terminal --------------------------------------------------------------
+    def to_text(self, *, width: int = 40) -> str:
+        """The report as plain text for a terminal (a histogram of group sizes included)."""
+        lines: list[str] = []
+        names = ", ".join(map(str, self.variables))
+        head = "pysdcmicro release report"
+        if self.method:
+            head += f": {self.method}"
+        lines += [head, "=" * len(head),
+                  f"records x variables   {self.n} x {len(self.variables)} ({names})"]
+        if self.k is not None:
+            lines.append(f"k                     {self.k}")
+        if self.status is not None:
+            status = self.status + (f" ({self.message})" if self.message else "")
+            lines.append(f"status                {status}")
+        if self.seconds is not None:
+            lines.append(f"seconds               {self.seconds:.3f}")
+
+        lines += ["", "Protection"]
+        smallest = int(self.class_sizes.min())
+        if self.k_anonymous is None:
+            lines.append(f"  k-anonymity         k not given; smallest group of identical released records: {smallest}")
+        else:
+            verdict = "YES" if self.k_anonymous else "NO"
+            rule = (f"every combination of released values is shared by >= {self.k} records"
+                    if self.k_anonymous else
+                    f"{int(np.sum(self.class_sizes[self.class_sizes < self.k]))} records are in combinations "
+                    f"shared by fewer than {self.k}")
+            lines.append(f"  k-anonymity         {verdict}: {rule}")
+            lines.append(f"                      ({self.class_sizes.size} combinations, smallest {smallest}; "
+                         f"checked on {self.checked_on})")
+        if self.risk is not None:
+            r = self.risk
+            lines.append(f"  interval risk       {_pct(r['interval_disclosure'])} of records ({r['records_at_risk']}): every "
+                         f"original value within {r['sd_fraction']:g} sd")
+            lines.append("                      of its released value (sdcMicro dRisk, the upper end of its")
+            lines.append("                      \"disclosure risk between [0 %; x %]\")")
+
+        lines += ["", "Records per released combination (group sizes)"]
+        lines += _histogram(self.class_sizes, width)
+
+        lines += ["", "Utility"]
+        if self.information_loss is not None:
+            lines.append(f"  information loss    {self.information_loss:.4f} %   (IL = 100 SSE/SST on z-scores; "
+                         f"SSE {self.sse:.6g}, SST {self.sst:.6g})")
+        if self.lower_bound is not None:
+            gap = "" if self.gap is None else f"   (gap {100 * self.gap:.2f} %)"
+            lines.append(f"  lower bound         {self.lower_bound:.4f} %{gap}")
+        if self.utility is not None:
+            u = self.utility
+            lines.append(f"  IL1s (sdcMicro)     {_num(u['il1s'])}   (per cell {_num(u['il1s_per_cell'])})")
+            lines.append(f"  eigen (sdcMicro)    {_num(u['eigen'])}   (printed by sdcMicro as {_pct(u['eigen'])})")
+            lines.append(f"  IL1 (sdcMicro)      {_num(u['il1'])}")
+        else:
+            lines.append("  (utility and risk measures need the original data: report(result, original))")
+        if self.changes is not None:
+            lines += ["", "Per variable"]
+            table = self.changes.rename(columns={
+                "mean_original": "mean before", "mean_masked": "mean after", "sd_original": "sd before",
+                "sd_masked": "sd after", "variance_ratio": "var ratio"}).drop(columns=["mean_change"])
+            text = table.to_string(index=False, float_format=lambda v: f"{v:.6g}")
+            lines += ["  " + row for row in text.splitlines()]
+        if self.correlations is not None and self.correlations["pair"] is not None:
+            a, b = self.correlations["pair"]
+            ro = self.correlations["original"].loc[a, b]
+            rm = self.correlations["masked"].loc[a, b]
+            lines.append(f"  largest correlation change: {_num(self.correlations['max_abs_change'])} "
+                         f"({a} ~ {b}: {ro:.4f} -> {rm:.4f})")
+        return "\n".join(lines)
+
+    def __str__(self) -> str:
+        return self.to_text()
+
+    def __repr__(self) -> str:
+        il = "None" if self.information_loss is None else f"{self.information_loss:.4f}"
+        method = f"method={self.method!r}, " if self.method else ""
+        return (f"Report({method}n={self.n}, variables={len(self.variables)}, k={self.k}, "
+                f"k_anonymous={self.k_anonymous}, information_loss={il})")
+
+    # -- plots and HTML ----------------------------------------------------------
+    def plot_group_sizes(self, **kwargs: Any):
+        """Bar chart of records per released combination (see :func:`plot_group_sizes`)."""
+        from ._plots import plot_group_sizes
+
+        return plot_group_sizes(self, **kwargs)
+
+    def plot_scatter(self, x: Any = None, y: Any = None, **kwargs: Any):
+        """Original against released values of two variables (default: the first two)."""
+        from ._plots import plot_original_vs_masked
+
+        self._need_original("plot_scatter")
+        x = self.variables[0] if x is None else x
+        if y is None:
+            y = self.variables[1] if len(self.variables) > 1 else self.variables[0]
+        return plot_original_vs_masked(self.original, self.released, x, y, **kwargs)
+
+    def plot_distributions(self, **kwargs: Any):
+        """Box plots of each variable before and after, on the original z-score scale."""
+        from ._plots import plot_distributions
+
+        self._need_original("plot_distributions")
+        return plot_distributions(self.original, self.released, variables=self.variables, **kwargs)
+
+    def _need_original(self, what: str) -> None:
+        if self.original is None:
+            raise InvalidInputError(f"`{what}` needs the original data; make the report with report(result, original).")
+
+    def to_html(self, path: Any = None, *, plots: bool | None = None) -> str:
+        """A self-contained HTML page (plots embedded as PNG); written to ``path`` if given.
+
+        ``plots=None`` includes the plots when matplotlib is installed (the page says how to
+        get them otherwise), ``True`` requires matplotlib, ``False`` leaves them out.
+        """
+        from ._html import render_html
+
+        page = render_html(self, plots=plots)
+        if path is not None:
+            from pathlib import Path
+
+            Path(path).write_text(page, encoding="utf-8")
+        return page
+
+    def _repr_html_(self) -> str:  # Jupyter
+        from ._html import render_body
+
+        return render_body(self, plots=False)
+
+
+def _close(a: float, b: float) -> bool:
+    return math.isclose(a, b, rel_tol=1e-7, abs_tol=1e-9)
+
+
+def _pct(share: float | None) -> str:
+    if share is None or not math.isfinite(share):
+        return "undefined"
+    return f"{100 * share:.2f} %"
+
+
+def _num(value: float | None) -> str:
+    if value is None or not math.isfinite(value):
+        return "undefined"
+    return f"{value:.6g}"
+
+
+def _histogram(sizes: np.ndarray, width: int) -> list[str]:
+    counts = _counts(sizes)
+    top = max(counts.values())
+    lines = []
+    for size, count in counts.items():
+        bar = "#" * max(1, round(width * count / top))
+        lines.append(f"  {size:>6} | {bar:<{width}} {count}")
+    return lines
+
+
+def _class_sizes(released: Any, variables: list) -> np.ndarray:
+    return equivalence_class_sizes(released, variables=variables)
+
+
+def _measures(original: Any, released: Any, variables: list, sd_fraction: float) -> dict:
+    X, Xm, names = paired_values(original, released, variables)  # extracted once for every measure
+    at_risk = _at_risk(X, Xm, sd_fraction)
+    il1s_sum = _il1s(X, Xm)
+    return {
+        "sse_sst": _sse_sst(X, Xm),
+        "utility": {
+            "il1s": il1s_sum,
+            "il1s_per_cell": il1s_sum / X.size,
+            "il1": _il1(X, Xm),
+            "eigen": _eigen(X, Xm),
+            "definitions": "sdcMicro 5.8.1 dUtility(x, xm, method = 'IL1s' | 'eigen' | 'IL1'); "
+                           "il1s_per_cell = il1s / (n p) as Mateo-Sanz et al. 2004",
+        },
+        "risk": {
+            "interval_disclosure": float(at_risk.mean()),
+            "records_at_risk": int(at_risk.sum()),
+            "sd_fraction": sd_fraction,
+            "definition": "sdcMicro 5.8.1 dRisk(x, xm, k = sd_fraction): share of records whose every "
+                          "original value lies within sd_fraction * sd(masked) of the released value",
+        },
+        "changes": _variable_changes(X, Xm, names),
+        "correlations": _correlation_changes(X, Xm, names),
+    }
+
+
+def report(result: MicroaggregationResult, original: Any = None, *, released: Any = None,
+           sd_fraction: float = 0.05, checked_on: str | None = None) -> Report:
+    """The release report of a microaggregation result.
+
+    Parameters
+    ----------
+    result : MicroaggregationResult
+        What :func:`~pysdcmicro.microaggregate` (or a method function) returned.
+    original : DataFrame or array, optional
+        The data given to ``microaggregate``. Needed for the utility measures (IL1s,
+        eigen), the interval disclosure risk, and the per-variable changes. It is checked
+        against the result: the IL of the released values against it must be the result's.
+    released : DataFrame or array, optional
+        The data as released, e.g. re-read from the written CSV file (default:
+        ``result.data``). The k-anonymity check and every measure read it.
+    sd_fraction : float, default 0.05
+        Interval half-width of the disclosure risk, in standard deviations of the masked
+        data (sdcMicro ``dRisk``'s ``k``).
+    checked_on : str, optional
+        How to name ``released`` in the report (default "result.data" or "the released data").
+
+    Returns
+    -------
+    Report
+
+    Notes
+    -----
+    The measures are defined in :mod:`pysdcmicro.metrics` (formulas, sources, sdcMicro's
+    conventions). Time O(n p^2 + p^3) (correlations and their eigenvalues) plus a hash
+    grouping of the released rows for k-anonymity; memory a few copies of the n x p chosen
+    columns (a 1e6 x 10 report took 4.4 s and 420 MiB peak on a loaded 2-core machine).
+
+    Examples
+    --------
+    >>> import pandas as pd, pysdcmicro
+    >>> df = pd.DataFrame({"income": [10.0, 11.0, 12.0, 50.0, 52.0, 54.0],
+    ...                    "age": [30, 31, 33, 60, 61, 62]})
+    >>> res = pysdcmicro.microaggregate(df, 3)
+    >>> rep = pysdcmicro.report(res, df)
+    >>> rep.k_anonymous, int(rep.class_sizes.min()), round(rep.information_loss, 4)
+    (True, 3, 0.4487)
+    >>> sorted(rep.to_dict()["utility"])
+    ['definitions', 'eigen', 'il1', 'il1s', 'il1s_per_cell']
+    """
+    if not isinstance(result, MicroaggregationResult):
+        raise InvalidTypeError(
+            f"`result` must be a MicroaggregationResult (use compare(original, masked) for two data sets); "
+            f"got {type(result).__name__}."
+        )
+    sd_fraction = check_fraction(sd_fraction, "sd_fraction")
+    variables = list(result.variables)
+    if released is None:
+        released = result.data
+        checked_on = checked_on or "result.data"
+    else:
+        table = _as_table(released, "released")
+        if table.shape[0] != result.n:
+            raise InvalidInputError(f"`released` must have {result.n} records like the result; got {table.shape[0]}.")
+        checked_on = checked_on or "the released data"
+    class_sizes = _class_sizes(released, variables)
+    rep = Report(
+        variables=variables, n=result.n, k=result.k, k_anonymous=bool(class_sizes.min() >= result.k),
+        class_sizes=class_sizes, checked_on=checked_on, information_loss=result.information_loss,
+        sse=result.sse, sst=result.sst, lower_bound=result.lower_bound, gap=result.gap,
+        group_sizes=result.group_sizes, method=result.method, status=result.status, message=result.message,
+        seconds=result.seconds, settings=result.settings, info=result.info, released=released,
+    )
+    if original is not None:
+        sse, sst = sse_sst(original, result.data, variables=variables)
+        il = 100.0 * sse / sst if sst > 0 else math.nan
+        if not _close(il, result.information_loss):
+            raise InvalidInputError(
+                f"`original` does not match `result`: the result's values lose {il:.6g} % against it, "
+                f"the result says {result.information_loss:.6g} %; pass the data given to microaggregate()."
+            )
+        m = _measures(original, released, variables, sd_fraction)
+        if released is not result.data:
+            sse, sst = m["sse_sst"]
+            il = 100.0 * sse / sst if sst > 0 else math.nan
+            if not _close(il, result.information_loss):
+                note = (f"the released data differ from the result: IL {il:.6g} % as released, "
+                        f"{result.information_loss:.6g} % in the result")
+                rep.message = f"{rep.message}; {note}" if rep.message else note
+                rep.information_loss, rep.sse = il, sse
+        rep.utility, rep.risk, rep.changes, rep.correlations = m["utility"], m["risk"], m["changes"], m["correlations"]
+        rep.original = original
+    return rep
+
+
+def compare(original: Any, masked: Any, *, variables: Any = None, k: int | None = None,
+            sd_fraction: float = 0.05, checked_on: str = "the masked data") -> Report:
+    """The release report of any masked data set against its original.
+
+    For data masked elsewhere (another tool, an earlier run, a file): k-anonymity on the
+    masked values, IL = 100 SSE/SST (:func:`~pysdcmicro.metrics.il_sse`), sdcMicro's IL1s
+    and eigen measures and interval disclosure risk, per-variable changes.
+
+    Parameters
+    ----------
+    original, masked : DataFrame or 2-D array
+        Row-aligned data sets (the masked file keeps the original's row order).
+    variables : list, optional
+        The masked variables. Default: the numeric columns whose values differ between the
+        two data sets (every shared numeric column if none differs).
+    k : int, optional
+        The k to verify; without it the report gives the smallest class size only.
+    sd_fraction : float, default 0.05
+        See :func:`report`.
+    checked_on : str
+        How to name ``masked`` in the report (e.g. its file name).
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> X = np.array([[1.0], [2.0], [3.0], [10.0], [11.0], [12.0]])
+    >>> M = np.array([[2.0], [2.0], [2.0], [11.0], [11.0], [11.0]])
+    >>> rep = compare(X, M, k=3)
+    >>> rep.k_anonymous, round(rep.information_loss, 4), rep.risk["records_at_risk"]
+    (True, 3.1873, 2)
+    """
+    sd_fraction = check_fraction(sd_fraction, "sd_fraction")
+    if variables is None:
+        X, Xm, shared = paired_values(original, masked, None)
+        differs = [label for j, label in enumerate(shared)
+                   if not np.array_equal(X[:, j], Xm[:, j], equal_nan=True)]
+        variables = differs or shared
+    else:
+        _, _, variables = paired_values(original, masked, variables)
+    if k is not None:
+        k = check_k(k)
+    class_sizes = _class_sizes(masked, variables)
+    m = _measures(original, masked, variables, sd_fraction)
+    sse, sst = m["sse_sst"]
+    return Report(
+        variables=list(variables), n=int(_as_table(masked, "masked").shape[0]), k=k,
+        k_anonymous=None if k is None else bool(class_sizes.min() >= k), class_sizes=class_sizes,
+        checked_on=checked_on, information_loss=100.0 * sse / sst if sst > 0 else math.nan, sse=sse, sst=sst,
+        utility=m["utility"], risk=m["risk"], changes=m["changes"], correlations=m["correlations"],
+        original=original, released=masked,
+    )

@@ -1,0 +1,13 @@
+"""Package list for setuptools (everything else is in pyproject.toml).
+
+The bridges' source lives in the top-level ``bridges/`` folder and is installed as the
+subpackage ``pysdcmicro.bridges``; pyproject.toml alone cannot both discover the
+``pysdcmicro*`` packages and add a mapped one, hence this file.
+"""
+
+from setuptools import find_packages, setup
+
+setup(
+    packages=find_packages(include=["pysdcmicro", "pysdcmicro.*"]) + ["pysdcmicro.bridges"],
+    package_dir={"pysdcmicro.bridges": "bridges"},
+)
