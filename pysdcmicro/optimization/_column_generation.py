@@ -29,7 +29,7 @@ from .._result import Solution
 from .._validation import check_choice, check_number, check_positive_int
 from ..constructive._mdav import mdav_labels
 from ._master import ColumnPool, group_cost, make_master
-from ._pricing import anchored_pricing, exact_pricing, heuristic_pricing, lagrangian_bound, neighbours, record_bounds
+from ._pricing import anchored_pricing, enumerate_below, exact_pricing, heuristic_pricing, lagrangian_bound, neighbours, record_bounds
 
 __all__ = ["column_generation", "solve_column_generation", "seed_partitions"]
 
@@ -83,7 +83,7 @@ def solve_column_generation(Z: np.ndarray, k: int, ctx: Context, *,
                             lp_solver: str = "highs", lp_share: float = 0.8,
                             enumerate_limit: int = 50_000, exact_model: str = "anchored",
                             enumerate_anchor: int = 300_000, mip_solver: str = "highs",
-                            anchor_time: float = 2.0) -> Solution:
+                            anchor_time: float = 2.0, close_gap: bool = True) -> Solution:
     """The column-generation engine (see :func:`column_generation`)."""
     n = Z.shape[0]
     started = time.monotonic()
@@ -124,7 +124,10 @@ def solve_column_generation(Z: np.ndarray, k: int, ctx: Context, *,
     master = make_master(lp_solver, pool)
     cg_ctx = ctx.child(fraction=lp_share) if ctx.deadline.limited and mip else ctx
 
-    lower = lb_pi = -math.inf
+    # lb_pi: the bound at the current duals; lb_filter: the same with every size bound clipped
+    # at 0, so that z(x) >= lb_filter + rc_C for every partition x using column C (hence a
+    # column with rc_C > incumbent - lb_filter is in no better partition).
+    lower = lb_pi = lb_filter = -math.inf
     lp_value = None
     pi = None
     converged = False
@@ -153,6 +156,7 @@ def solve_column_generation(Z: np.ndarray, k: int, ctx: Context, *,
         # Cheap valid bound at every iteration.
         _, rec = record_bounds(nbr_dist, pi, k)
         lb_pi = _safe(lagrangian_bound(pi, rec, n), pi)
+        lb_filter = _safe(lagrangian_bound(pi, _clip(rec), n), pi)
         lower = max(lower, lb_pi)
         cols = heuristic_pricing(Z, nbr_idx, pi, k)
         added = 0
@@ -207,6 +211,7 @@ def solve_column_generation(Z: np.ndarray, k: int, ctx: Context, *,
             for s in range(k, min(2 * k - 1, n) + 1):
                 bounds.setdefault(s, rec[s])  # sizes not reached: the per-record bound
             lb_pi = max(lb_pi, _safe(lagrangian_bound(pi, bounds, n), pi))
+            lb_filter = max(lb_filter, _safe(lagrangian_bound(pi, _clip(bounds), n), pi))
             lower = max(lower, lb_pi)
             added = found
             if found == 0 and len(proven) == min(2 * k - 1, n) - k + 1:
@@ -229,15 +234,9 @@ def solve_column_generation(Z: np.ndarray, k: int, ctx: Context, *,
                 cg_seconds=round(time.monotonic() - started, 3))
 
     # Integer solution over the pool.
-    complete = False
-    if mip and pi is not None and not ctx.expired():
-        if converged and math.isfinite(lb_pi) and _count_columns(n, k) <= enumerate_limit:
-            # Small instance: pool every group that could be in a better solution, so that
-            # an optimal MIP over the pool is a proven optimum.
-            added = _enumerate_columns(Z, k, pool, pi, best_sse - lb_pi)
-            info["enumerated_columns"] = added
-            complete = True
-        mip_labels, mip_info = _solve_mip(Z, k, pool, pi, lb_pi, best_labels, best_sse, ctx,
+    def run_mip(complete: bool) -> None:
+        nonlocal best_labels, best_sse, lower
+        mip_labels, mip_info = _solve_mip(Z, k, pool, pi, lb_filter, best_labels, best_sse, ctx,
                                           mip_time, mip_deterministic_time, workers, mip_solver)
         info.update({key: v for key, v in mip_info.items() if not key.startswith("_")})
         if mip_labels is not None:
@@ -252,6 +251,37 @@ def solve_column_generation(Z: np.ndarray, k: int, ctx: Context, *,
             proven -= 1e-7 * abs(proven) + 1e-9
             lower = max(lower, min(best_sse, proven))
             info["optimal"] = True
+
+    if mip and pi is not None and not ctx.expired():
+        if converged and math.isfinite(lb_filter) and _count_columns(n, k) <= enumerate_limit:
+            # Small instance: pool every group that could be in a better solution, so that
+            # an optimal MIP over the pool is a proven optimum.
+            info["enumerated_columns"] = _enumerate_columns(Z, k, pool, pi, best_sse - lb_filter)
+            run_mip(True)
+        else:
+            run_mip(False)
+            if converged and math.isfinite(lb_filter) and close_gap and \
+                    best_sse - lb_filter > 1e-6 * best_sse and not ctx.expired():
+                # Enumerate, anchor by anchor, every group that could be in a better partition
+                # (reduced cost <= incumbent - bound); complete enumeration + optimal MIP =
+                # proven optimum.
+                complete = True
+                added = 0
+                for size in range(k, 2 * k):
+                    groups, done = enumerate_below(Z, nbr_dist, pi, k, size, best_sse - lb_filter,
+                                                   enumerate_limit=enumerate_anchor,
+                                                   max_columns=max_columns, deadline=ctx.deadline)
+                    complete &= done
+                    for rows, _rc in groups:
+                        if pool.add(rows, group_cost(Z, rows)) is not None:
+                            added += 1
+                    if len(pool) > 2 * max_columns:
+                        complete = False
+                        break
+                info["enumerated_columns"] = added
+                info["enumeration_complete"] = complete
+                if added and not ctx.expired():
+                    run_mip(complete)
     if lower > best_sse:  # never report a bound above a known solution (float noise)
         info["bound_clamped_by"] = float(lower - best_sse)
         lower = best_sse
@@ -263,6 +293,10 @@ def solve_column_generation(Z: np.ndarray, k: int, ctx: Context, *,
     return Solution(labels=np.asarray(best_labels, dtype=np.int64), status=status,
                     message=msg, lower_bound=None if not math.isfinite(lower) else float(lower),
                     info=info)
+
+
+def _clip(bounds: dict) -> dict:
+    return {s: min(0.0, v) for s, v in bounds.items()}
 
 
 def _count_columns(n: int, k: int) -> int:

@@ -27,7 +27,7 @@ import numpy as np
 from .. import _ortools
 
 __all__ = ["neighbours", "heuristic_pricing", "exact_pricing", "anchored_pricing", "record_bounds",
-           "lagrangian_bound"]
+           "lagrangian_bound", "enumerate_below"]
 
 _BLOCK_ELEMS = 1 << 22  # entries of a distance block (32 MiB of float64)
 
@@ -296,9 +296,11 @@ def exact_pricing(Z: np.ndarray, nbr_dist: np.ndarray, pi: np.ndarray, k: int, s
     return out
 
 
-def _enumerate_anchor(Dsub: np.ndarray, pis: np.ndarray, s: int, limit_rows: int = 20000):
+def _enumerate_anchor(Dsub: np.ndarray, pis: np.ndarray, s: int, limit_rows: int = 20000,
+                      collect: float | None = None, out: list | None = None):
     """Best group {0} + (s-1) of 1..m-1 by complete enumeration; Dsub (m x m) with the anchor
-    at position 0. Returns (rc_min, positions)."""
+    at position 0. Returns (rc_min, positions). With ``collect``, every group with
+    rc <= collect is appended to ``out`` as (positions, rc)."""
     import itertools
 
     m = Dsub.shape[0]
@@ -313,6 +315,9 @@ def _enumerate_anchor(Dsub: np.ndarray, pis: np.ndarray, s: int, limit_rows: int
                                chunk.reshape(-1, s - 1)], axis=1)
         pair = Dsub[comb[:, iu], comb[:, ju]].sum(axis=1)
         rc = pair / s - pis[comb].sum(axis=1)
+        if collect is not None:
+            for r in np.flatnonzero(rc <= collect):
+                out.append((comb[r].copy(), float(rc[r])))
         r = int(np.argmin(rc))
         if rc[r] < best:
             best, best_rows = float(rc[r]), comb[r].copy()
@@ -468,3 +473,49 @@ def anchored_pricing(Z: np.ndarray, nbr_dist: np.ndarray, pi: np.ndarray, k: int
     columns.sort(key=lambda t: t[1])
     return {"bound": bound, "columns": columns, "proven": proven, "anchors": int(active.size),
             "solved": solved, "cpsat_calls": cp_calls, "factor": min(factors) if factors else None}
+
+
+def enumerate_below(Z: np.ndarray, nbr_dist: np.ndarray, pi: np.ndarray, k: int, s: int,
+                    threshold: float, *, enumerate_limit: int = 300_000, max_columns: int = 200_000,
+                    deadline=None) -> tuple[list, bool]:
+    """Every group of size ``s`` with reduced cost <= ``threshold`` (>= 0), anchor by anchor.
+
+    The anchor bounds of :func:`anchored_pricing` with 0 replaced by ``threshold`` discard
+    anchors and candidates that cannot reach it; each remaining anchor is enumerated
+    completely. Returns ``(groups, complete)``: ``complete`` is False when an anchor was too
+    large to enumerate, the deadline passed or ``max_columns`` was reached (the groups found
+    are still returned).
+    """
+    n = Z.shape[0]
+    cums = np.cumsum(nbr_dist, axis=1)
+    a2 = cums[:, s - 2] if s >= 2 else np.zeros(n)
+    norms = np.einsum("ij,ij->i", Z, Z)
+    found: list = []
+    complete = True
+    for i in range(n - s + 1):
+        if deadline is not None and deadline.expired():
+            return found, False
+        Di = np.maximum(norms[i] - 2.0 * (Z @ Z[i]) + norms, 0.0)
+        e = (2.0 * Di + a2) / (2.0 * s) - pi
+        e[: i + 1] = np.inf
+        order = np.sort(e)[: s - 1]
+        if not np.all(np.isfinite(order)) or -pi[i] + order.sum() > threshold:
+            continue
+        thr = threshold + pi[i] - order[: s - 2].sum()
+        cand = np.flatnonzero((e <= thr) | (e <= order[-1]))
+        cand = cand[np.isfinite(e[cand])]
+        if cand.size < s - 1:
+            continue
+        if math.comb(cand.size, s - 1) > enumerate_limit:
+            complete = False
+            continue
+        members = np.concatenate([[i], cand])
+        Zm = Z[members]
+        Dsub = _sqdist(Zm, Zm)
+        got: list = []
+        _enumerate_anchor(Dsub, pi[members], s, collect=threshold, out=got)
+        for pos, rc in got:
+            found.append((np.sort(members[pos]), rc))
+        if len(found) > max_columns:
+            return found, False
+    return found, complete
