@@ -135,6 +135,7 @@ def solve_column_generation(Z: np.ndarray, k: int, ctx: Context, *,
     it = 0
     exact_calls = 0
     info_anchor: list = []
+    notes_stall: list = []
     exact_det = 0.0
     factors = []
     while True:
@@ -217,9 +218,16 @@ def solve_column_generation(Z: np.ndarray, k: int, ctx: Context, *,
             if found == 0 and len(proven) == min(2 * k - 1, n) - k + 1:
                 converged = all(proven)
                 break
+            if found == 0 and not cg_ctx.expired() and anchor_time < pricing_time:
+                # Stalled: some anchors' CP-SAT calls stopped early without a column. Give
+                # them more time (the LP is unchanged) and price again.
+                anchor_time = min(pricing_time, 4 * anchor_time)
+                notes_stall.append(anchor_time)
+                continue
             if found == 0:
                 status = "limit"
-                notes.append("time limit reached during exact pricing")
+                notes.append("time limit reached during exact pricing" if cg_ctx.expired() else
+                             "exact pricing stopped at its per-call limit without a proof")
                 break
         ctx.report(iteration=it, sse=best_sse, lower_bound=lower, stage="column generation",
                    lp=lp_value, columns=len(pool), pricing=mode)
@@ -228,7 +236,7 @@ def solve_column_generation(Z: np.ndarray, k: int, ctx: Context, *,
 
     info.update(iterations=it, converged=converged, lp_value=lp_value, columns=len(pool),
                 neighbours=int(L), exact_pricing_calls=exact_calls, exact_model=exact_model,
-                last_anchor_rounds=info_anchor[-(2 * k):],
+                last_anchor_rounds=info_anchor[-(2 * k):], anchor_time_raised_to=notes_stall,
                 pricing_deterministic_time=round(exact_det, 3),
                 cost_scale_factor=min(factors) if factors else None,
                 cg_seconds=round(time.monotonic() - started, 3))
@@ -434,7 +442,8 @@ def _column_generation_solver(Z: np.ndarray, k: int, ctx: Context, *, max_iterat
                               mip_time: float = 60.0, mip_deterministic_time: float | None = None,
                               workers: int = 1, lp_solver: str = "highs",
                               enumerate_limit: int = 50000, exact_model: str = "anchored",
-                              mip_solver: str = "highs") -> Solution:
+                              mip_solver: str = "highs", anchor_time: float = 2.0,
+                              close_gap: bool = True) -> Solution:
     check_positive_int(max_iterations, "max_iterations", allow_none=True)
     check_positive_int(neighbours, "neighbours", minimum=0)
     check_positive_int(columns_per_iteration, "columns_per_iteration", minimum=0)
@@ -449,13 +458,15 @@ def _column_generation_solver(Z: np.ndarray, k: int, ctx: Context, *, max_iterat
     check_positive_int(enumerate_limit, "enumerate_limit", minimum=0)
     check_choice(exact_model, "exact_model", ("anchored", "global"))
     check_choice(mip_solver, "mip_solver", ("highs", "cpsat"))
+    check_number(anchor_time, "anchor_time", low=0, low_open=True)
     return solve_column_generation(
         Z, k, ctx, max_iterations=max_iterations, neighbours_count=neighbours,
         columns_per_iteration=columns_per_iteration, max_columns=max_columns, exact=exact,
         exact_max_records=exact_max_records, pricing_time=pricing_time,
         pricing_deterministic_time=pricing_deterministic_time, mip=mip, mip_time=mip_time,
         mip_deterministic_time=mip_deterministic_time, workers=workers, lp_solver=lp_solver,
-        enumerate_limit=enumerate_limit, exact_model=exact_model, mip_solver=mip_solver)
+        enumerate_limit=enumerate_limit, exact_model=exact_model, mip_solver=mip_solver,
+        anchor_time=anchor_time, close_gap=close_gap)
 
 
 def column_generation(X, k, *, variables=None, scaling="standardize", improve=None, rng=None,
