@@ -80,7 +80,7 @@ def solve_column_generation(Z: np.ndarray, k: int, ctx: Context, *,
                             pricing_deterministic_time: float | None = None,
                             mip: bool = True, mip_time: float = 60.0,
                             mip_deterministic_time: float | None = None, workers: int = 1,
-                            lp_solver: str = "highs", lp_share: float = 0.8,
+                            lp_solver: str = "glop", lp_share: float = 0.8,
                             enumerate_limit: int = 50_000, exact_model: str = "anchored",
                             enumerate_anchor: int = 300_000, mip_solver: str = "highs",
                             anchor_time: float = 2.0, close_gap: bool = True) -> Solution:
@@ -440,7 +440,7 @@ def _column_generation_solver(Z: np.ndarray, k: int, ctx: Context, *, max_iterat
                               exact_max_records: int = 400, pricing_time: float = 20.0,
                               pricing_deterministic_time: float | None = None, mip: bool = True,
                               mip_time: float = 60.0, mip_deterministic_time: float | None = None,
-                              workers: int = 1, lp_solver: str = "highs",
+                              workers: int = 1, lp_solver: str = "glop",
                               enumerate_limit: int = 50000, exact_model: str = "anchored",
                               mip_solver: str = "highs", anchor_time: float = 2.0,
                               close_gap: bool = True) -> Solution:
