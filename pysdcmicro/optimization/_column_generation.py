@@ -407,11 +407,17 @@ def _solve_mip(Z, k, pool, pi, lower, best_labels, best_sse, ctx, mip_time, mip_
         tl = min(mip_time, rem) if math.isfinite(rem) else mip_time
         if tl <= 0.01:
             return None, {"mip_status": "skipped (no time left)"}
+    fell_back = False
     if mip_solver == "highs":
         res = _highs_set_partition(n, [pool.members[c] for c in cols], costs[cols], tl)
         info = {"mip_solver": "highs", "mip_status": res["status"], "mip_columns": int(cols.size),
                 "_bound": res["bound"]}
-    else:
+        if res["columns"] is None and hint is not None and tl is not None and ctx.remaining() > 1.0:
+            # HiGHS found no partition in time (scipy's milp takes no start); CP-SAT starts
+            # from the incumbent's groups.
+            mip_solver, fell_back = "cpsat", True
+            tl = min(tl, ctx.remaining())
+    if mip_solver != "highs":
         scale = 2.0**30 / max(float(costs[cols].max()), 1e-300)
         icost = np.rint(costs[cols] * scale).astype(np.int64)
         res = _ortools.cpsat_set_partition(n, [pool.members[c] for c in cols], icost, hint=hint,
@@ -422,7 +428,8 @@ def _solve_mip(Z, k, pool, pi, lower, best_labels, best_sse, ctx, mip_time, mip_
         bound = None
         if res["bound"] is not None:
             bound = (res["bound"] - 0.5 * (n // k)) / scale
-        info = {"mip_solver": "cpsat", "mip_status": res["status"], "mip_columns": int(cols.size),
+        info = {"mip_solver": "highs, then cpsat" if fell_back else "cpsat",
+                "mip_status": res["status"], "mip_columns": int(cols.size),
                 "mip_cost_scale_factor": scale, "_bound": bound}
     if res["columns"] is None:
         return None, info
