@@ -496,8 +496,14 @@ def column_generation(X, k, *, variables=None, scaling="standardize", improve=No
         auto), ``columns_per_iteration``, ``max_columns`` (pool cap), ``exact`` (CP-SAT
         exact pricing when the heuristic finds nothing), ``exact_max_records`` (largest
         reduced pricing model), ``pricing_time`` / ``pricing_deterministic_time`` (limit per
-        CP-SAT pricing call), ``mip``, ``mip_time`` / ``mip_deterministic_time``,
-        ``workers`` (CP-SAT threads), ``lp_solver`` ("highs" or "glop").
+        CP-SAT pricing call), ``anchor_time`` (first limit per anchored CP-SAT call; raised
+        when pricing stalls), ``exact_model`` ("anchored", or "global": one CP-SAT model
+        over the records left by per-record and per-pair bounds), ``enumerate_limit``
+        (enumerate every group when there are at most this many: proven optimum),
+        ``close_gap`` (enumerate the groups with reduced cost <= incumbent - bound after
+        the MIP), ``mip``, ``mip_solver`` ("highs" or "cpsat"), ``mip_time`` /
+        ``mip_deterministic_time`` (the latter for CP-SAT), ``workers`` (CP-SAT threads),
+        ``lp_solver`` ("glop" or "highs").
 
     Returns
     -------
