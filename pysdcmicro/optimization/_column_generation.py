@@ -217,8 +217,16 @@ def solve_column_generation(Z: np.ndarray, k: int, ctx: Context, *,
             added = found
             if found == 0 and len(proven) == min(2 * k - 1, n) - k + 1:
                 converged = all(proven)
+                if not converged and not cg_ctx.expired() and anchor_time < pricing_time \
+                        and pricing_deterministic_time is None:
+                    # Some anchors' CP-SAT calls stopped at their limit without a proof:
+                    # give them more time (the LP is unchanged) and price again.
+                    anchor_time = min(pricing_time, 4 * anchor_time)
+                    notes_stall.append(anchor_time)
+                    continue
                 break
-            if found == 0 and not cg_ctx.expired() and anchor_time < pricing_time:
+            if found == 0 and not cg_ctx.expired() and anchor_time < pricing_time \
+                    and pricing_deterministic_time is None:
                 # Stalled: some anchors' CP-SAT calls stopped early without a column. Give
                 # them more time (the LP is unchanged) and price again.
                 anchor_time = min(pricing_time, 4 * anchor_time)
