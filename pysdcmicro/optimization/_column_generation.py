@@ -267,6 +267,7 @@ def solve_column_generation(Z: np.ndarray, k: int, ctx: Context, *,
             proven -= 1e-7 * abs(proven) + 1e-9
             lower = max(lower, min(best_sse, proven))
             info["optimal"] = True
+        return mip_info.get("mip_status")
 
     if mip and pi is not None and not ctx.expired():
         if converged and math.isfinite(lb_filter) and _count_columns(n, k) <= enumerate_limit:
@@ -275,8 +276,8 @@ def solve_column_generation(Z: np.ndarray, k: int, ctx: Context, *,
             info["enumerated_columns"] = _enumerate_columns(Z, k, pool, pi, best_sse - lb_filter)
             run_mip(True)
         else:
-            run_mip(False)
-            if converged and math.isfinite(lb_filter) and close_gap and \
+            first = run_mip(False)
+            if converged and first == "optimal" and math.isfinite(lb_filter) and close_gap and \
                     best_sse - lb_filter > 1e-6 * best_sse and not ctx.expired():
                 # Enumerate, anchor by anchor, every group that could be in a better partition
                 # (reduced cost <= incumbent - bound); complete enumeration + optimal MIP =

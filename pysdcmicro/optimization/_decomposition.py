@@ -147,7 +147,9 @@ def _decomposition_solver(Z: np.ndarray, k: int, ctx: Context, *, s: int = 10, s
     seeds = [ctx.seed() for _ in subsets]
     local = np.empty(n, dtype=np.int64)
     options = {"max_iterations": max_iterations, "pricing_deterministic_time": pricing_deterministic_time,
-               "mip_time": mip_time, "mip_deterministic_time": mip_deterministic_time}
+               "mip_time": mip_time, "mip_deterministic_time": mip_deterministic_time,
+               # a deterministic MIP budget needs CP-SAT (HiGHS only takes wall-clock limits)
+               "mip_solver": "cpsat" if mip_deterministic_time is not None else "highs"}
     tasks = []
     for rows, seed in zip(subsets, seeds):
         local[rows] = np.arange(rows.size)
@@ -202,7 +204,8 @@ def decomposition(X, k, *, variables=None, scaling="standardize", improve=None, 
         order step 3 returns them, as in the paper), ``n_jobs`` (0 = every core; 1 =
         in-process), ``subset_time_limit`` (seconds per subset), and the column-generation
         budgets ``max_iterations``, ``pricing_deterministic_time``, ``mip_time``,
-        ``mip_deterministic_time``.
+        ``mip_deterministic_time`` (when given, the subsets' MIP runs in CP-SAT, which
+        takes deterministic limits; otherwise HiGHS).
 
     Returns
     -------

@@ -477,14 +477,14 @@ def anchored_pricing(Z: np.ndarray, nbr_dist: np.ndarray, pi: np.ndarray, k: int
 
 def enumerate_below(Z: np.ndarray, nbr_dist: np.ndarray, pi: np.ndarray, k: int, s: int,
                     threshold: float, *, enumerate_limit: int = 300_000, max_columns: int = 200_000,
-                    deadline=None) -> tuple[list, bool]:
+                    deadline=None, budget: int = 2_000_000) -> tuple[list, bool]:
     """Every group of size ``s`` with reduced cost <= ``threshold`` (>= 0), anchor by anchor.
 
     The anchor bounds of :func:`anchored_pricing` with 0 replaced by ``threshold`` discard
     anchors and candidates that cannot reach it; each remaining anchor is enumerated
     completely. Returns ``(groups, complete)``: ``complete`` is False when an anchor was too
     large to enumerate, the deadline passed or ``max_columns`` was reached (the groups found
-    are still returned).
+    are still returned) or when more than ``budget`` groups in all would have to be looked at.
     """
     n = Z.shape[0]
     cums = np.cumsum(nbr_dist, axis=1)
@@ -492,6 +492,7 @@ def enumerate_below(Z: np.ndarray, nbr_dist: np.ndarray, pi: np.ndarray, k: int,
     norms = np.einsum("ij,ij->i", Z, Z)
     found: list = []
     complete = True
+    work = 0
     for i in range(n - s + 1):
         if deadline is not None and deadline.expired():
             return found, False
@@ -506,9 +507,13 @@ def enumerate_below(Z: np.ndarray, nbr_dist: np.ndarray, pi: np.ndarray, k: int,
         cand = cand[np.isfinite(e[cand])]
         if cand.size < s - 1:
             continue
-        if math.comb(cand.size, s - 1) > enumerate_limit:
+        count = math.comb(cand.size, s - 1)
+        if count > enumerate_limit:
             complete = False
             continue
+        work += count
+        if work > budget:
+            return found, False
         members = np.concatenate([[i], cand])
         Zm = Z[members]
         Dsub = _sqdist(Zm, Zm)
