@@ -277,8 +277,9 @@ def solve_column_generation(Z: np.ndarray, k: int, ctx: Context, *,
             run_mip(True)
         else:
             first = run_mip(False)
+            gap = (best_sse - lb_filter) / best_sse if best_sse > 0 else 0.0
             if converged and first == "optimal" and math.isfinite(lb_filter) and close_gap and \
-                    best_sse - lb_filter > 1e-6 * best_sse and not ctx.expired():
+                    1e-6 < gap <= 0.02 and not ctx.expired():
                 # Enumerate, anchor by anchor, every group that could be in a better partition
                 # (reduced cost <= incumbent - bound); complete enumeration + optimal MIP =
                 # proven optimum.
@@ -287,12 +288,13 @@ def solve_column_generation(Z: np.ndarray, k: int, ctx: Context, *,
                 for size in range(k, 2 * k):
                     groups, done = enumerate_below(Z, nbr_dist, pi, k, size, best_sse - lb_filter,
                                                    enumerate_limit=enumerate_anchor,
-                                                   max_columns=max_columns, deadline=ctx.deadline)
+                                                   max_columns=min(max_columns, 50_000),
+                                                   deadline=ctx.deadline)
                     complete &= done
                     for rows, _rc in groups:
                         if pool.add(rows, group_cost(Z, rows)) is not None:
                             added += 1
-                    if len(pool) > 2 * max_columns:
+                    if added > 50_000:
                         complete = False
                         break
                 info["enumerated_columns"] = added
@@ -509,8 +511,8 @@ def column_generation(X, k, *, variables=None, scaling="standardize", improve=No
         when pricing stalls), ``exact_model`` ("anchored", or "global": one CP-SAT model
         over the records left by per-record and per-pair bounds), ``enumerate_limit``
         (enumerate every group when there are at most this many: proven optimum),
-        ``close_gap`` (enumerate the groups with reduced cost <= incumbent - bound after
-        the MIP), ``mip``, ``mip_solver`` ("highs" or "cpsat"), ``mip_time`` /
+        ``close_gap`` (after an optimal MIP with a gap <= 2 %, enumerate up to 50,000 groups
+        with reduced cost <= incumbent - bound and solve the MIP again), ``mip``, ``mip_solver`` ("highs" or "cpsat"), ``mip_time`` /
         ``mip_deterministic_time`` (the latter for CP-SAT), ``workers`` (CP-SAT threads),
         ``lp_solver`` ("glop" or "highs").
 
