@@ -39,7 +39,8 @@ def _fmt(v, digits=4):
 
 
 def _options_text(case: dict) -> str:
-    parts = [f"{k}={v}" for k, v in case.get("options", {}).items()]
+    parts = [f"{k}={v}" for k, v in case.get("kwargs", {}).items()]
+    parts += [f"{k}={v}" for k, v in case.get("options", {}).items()]
     if case.get("improve"):
         parts.append(f"improve={case['improve']}")
     if case.get("time_limit"):
@@ -94,6 +95,9 @@ def main(argv=None) -> int:
             spread = f"{min(ils):.4f}..{max(ils):.4f} ({len(ils)})" if len(ils) > 1 else ""
             secs = statistics.median(r["seconds"] for r in ok)
             peak = max(r["peak_mib"] for r in ok)
+            workers = max(r.get("workers_peak_mib_total", 0.0) for r in ok)
+            peak_text = f"{peak:.1f}" + (f" (+{workers:.0f} in {max(r['workers'] for r in ok)} workers; "
+                                         f"total {max(r['peak_abs_mib'] for r in ok) + workers:.0f})" if workers else "")
             lbs = [r["lower_bound"] for r in ok if r.get("lower_bound") is not None]
             delta = "" if ref is None else f"{il - ref[0]:+.4f}"
             statuses = ",".join(sorted({r["status"] for r in ok}))
@@ -101,10 +105,12 @@ def main(argv=None) -> int:
             opts = _options_text(case)
             if "path_length" in extra:
                 opts = (opts + ", " if opts else "") + f"path={extra['path_length']:.2f}"
+            if ok[0].get("blocks"):
+                opts = (opts + ", " if opts else "") + f"{ok[0]['blocks']} blocks, repair gain {ok[0]['repair_gain']:.4f}"
             row = (f"| {case['dataset']} | {ok[0]['n']}x{ok[0]['d']} | {case['k']} | {label} | {opts} | "
                    f"{il:.4f} | {spread} | {'' if ref is None else f'{ref[0]:.4f}'} | "
                    f"{'' if ref is None else ref[1]} | {delta} | {_fmt(max(lbs) if lbs else None)} | "
-                   f"{secs:.3f} | {peak:.1f} | {statuses} |")
+                   f"{secs:.3f} | {peak_text} | {statuses} |")
         print(row, flush=True)
         lines.append(row)
         records.append({"case": case, "runs": runs, "reference": ref})
@@ -115,7 +121,9 @@ def main(argv=None) -> int:
         doc = getattr(suite, "__doc__", "") or ""
         text = (f"# Benchmark suite `{args.suite}`\n\n{doc.strip()}\n\nRun: `python -m benchmarks --suite {args.suite}` "
                 f"on {stamp} ({machine}). IL in percent; seconds = wall time of the call; peak MiB = "
-                "resident memory above the process baseline after loading the data.\n\n" + "\n".join(lines) + "\n")
+                "resident memory above the process baseline after loading the data (with worker processes: "
+                "their peaks added up, and the total of this process's absolute peak and the workers').\n\n"
+                + "\n".join(lines) + "\n")
         (HERE / "results" / f"{args.suite}.md").write_text(text)
         (HERE / "results" / f"{args.suite}.json").write_text(json.dumps(records, indent=1, default=str) + "\n")
         print(f"\nwrote benchmarks/results/{args.suite}.md", file=sys.stderr)

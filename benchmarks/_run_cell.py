@@ -55,22 +55,28 @@ def main() -> None:
     res = pysdcmicro.microaggregate(
         data, case["k"], method=case["method"], improve=case.get("improve"),
         improve_options=case.get("improve_options"), rng=case.get("seed"),
-        time_limit=case.get("time_limit"), **case.get("options", {}),
+        time_limit=case.get("time_limit"), **case.get("kwargs", {}), **case.get("options", {}),
     )
     wall = time.perf_counter() - t0
     peak = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss
+    memory = res.info.get("memory", {})  # the large-data path reports its worker processes' peaks
     out = {
         "information_loss": res.information_loss,
         "lower_bound": res.lower_bound,
         "gap": res.gap,
         "seconds": wall,
         "peak_mib": max(0, peak - baseline) / 1024.0,
+        "peak_abs_mib": peak / 1024.0,
+        "workers_peak_mib_total": memory.get("worker_peak_mib_total", 0.0),
+        "workers": memory.get("worker_processes", 0),
         "status": res.status,
         "n": res.n,
         "d": len(res.variables),
         "n_groups": res.n_groups,
         "max_group_size": int(res.group_sizes.max()),
         "info": {k: v for k, v in res.to_dict().items() if k in ("path_length", "converged", "step3_sse")},
+        "blocks": res.info["blocks"]["count"] if "blocks" in res.info else None,
+        "repair_gain": res.info.get("repair", {}).get("gain_information_loss"),
     }
     print(json.dumps(out))
 

@@ -33,7 +33,10 @@ from ._result import STATUSES, MicroaggregationResult, Solution
 from ._standardize import standardize
 from .constructive import mdav, mu_approx, mu_approx_structure, vmdav
 from .optimization import column_generation, decomposition
+from .univariate import compress_tsp_mhm, mhm, tsp_mhm
 from .reporting import Report, compare, report
+from . import large
+from .large import microaggregate_blocked
 
 from . import _source_tree
 
@@ -52,9 +55,14 @@ __all__ = [
     "mdav",
     "column_generation",
     "decomposition",
+    "mhm",
+    "tsp_mhm",
+    "compress_tsp_mhm",
     "mu_approx",
     "mu_approx_structure",
     "vmdav",
+    "large",
+    "microaggregate_blocked",
     "sse",
     "sst",
     "information_loss",

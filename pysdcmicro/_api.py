@@ -233,6 +233,7 @@ def microaggregate(frame: Any, k: int, *, variables: Any = None, method: str | C
                    strata: Any = None, improve: Any = None, improve_options: dict | None = None,
                    scaling: str = "standardize", strata_scaling: str = "global", rng: Any = None,
                    time_limit: float | None = None, progress: Any = None, keep_history: bool = False,
+                   blocks: Any = "auto", n_jobs: int | None = None, client: Any = None,
                    **method_options: Any) -> MicroaggregationResult:
     """Microaggregate the chosen columns of ``frame`` into groups of at least ``k`` records.
 
@@ -279,6 +280,19 @@ def microaggregate(frame: Any, k: int, *, variables: Any = None, method: str | C
         :class:`~pysdcmicro.ProgressEvent` objects.
     keep_history : bool, default False
         Store the progress events in ``result.history``.
+    blocks : None, "auto", int or dict, default "auto"
+        The large-data path (:mod:`pysdcmicro.large`): split the records into blocks of
+        near records, solve the blocks in parallel, then repair the block borders.
+        ``"auto"`` takes it above ``pysdcmicro.large.LARGE_N`` (50 000) records; an integer
+        takes it with that block size; a dict gives its options (``size``, ``repair``,
+        ``repair_options``, ``repair_passes``, ``window_size``); ``None`` never blocks.
+    n_jobs : int, optional
+        Worker processes for the blocks (default: every available core; 1 runs them in
+        this process). Only the large-data path uses it.
+    client : dask.distributed.Client or str, optional
+        Run the blocks on this Dask cluster (a client or a scheduler address) instead of
+        local processes. A Dask DataFrame ``frame`` also runs there. Needs the optional
+        extra ``pysdcmicro[dask]``.
     **method_options
         Options of the chosen method (see ``pysdcmicro.methods()``).
 
@@ -300,6 +314,10 @@ def microaggregate(frame: Any, k: int, *, variables: Any = None, method: str | C
     With ``strata``, each stratum is partitioned on its own; IL is that of the whole data
     set (on whole-data z-scores), whatever ``strata_scaling`` is.
 
+    On the large-data path the groups come from blocks plus border repair, not from the
+    method run on the whole data (MDAV's groups then differ from sdcMicro's); ``info``
+    says so (``blocks``, ``repair``, ``memory``). Pass ``blocks=None`` for whole-data.
+
     Examples
     --------
     >>> import pandas as pd
@@ -316,6 +334,14 @@ def microaggregate(frame: Any, k: int, *, variables: Any = None, method: str | C
     ('done', 2)
     """
     started = time.monotonic()
+    if _is_dask_frame(frame):  # the large-data path reads it, runs, and returns a Dask DataFrame
+        from .large._dask import microaggregate_dask_frame
+
+        return microaggregate_dask_frame(
+            frame, k, variables=variables, method=method, strata=strata, improve=improve,
+            improve_options=improve_options, scaling=scaling, strata_scaling=strata_scaling, rng=rng,
+            time_limit=time_limit, progress=progress, keep_history=keep_history, blocks=blocks, n_jobs=n_jobs,
+            client=client, **method_options)
     ds = as_dataset(frame, variables, strata)
     k = check_k(k, ds.n)
     time_limit = check_time_limit(time_limit)
@@ -365,8 +391,24 @@ def microaggregate(frame: Any, k: int, *, variables: Any = None, method: str | C
                    method=full_name, keep_history=keep_history)
     rng_gen = root.rng
 
+    from .large._blocked import plan_blocks, solve_blocked
+
+    plan = plan_blocks(blocks, n_jobs, client, ds.n, k)
+    if plan is not None and ds.strata is None and ds.n <= plan.block_size:
+        plan = None  # one block: exactly the whole-data run
     try:
-        if ds.strata is None:
+        if plan is not None:
+            Z_part = Z
+            if ds.strata is not None and strata_scaling == "stratum":  # groups never cross strata
+                Z_part = np.empty_like(Z)
+                for s in range(len(ds.strata_names)):
+                    rows = np.flatnonzero(ds.strata == s)
+                    Z_part[rows] = standardize(ds.X[rows])[0]
+            labels, status, message, lower, info = solve_blocked(
+                plan, Z_part, k, root, method=spec.name if spec is not None else method_core,
+                options=method_options, improve=improve, improve_options=improve_options, strata=ds.strata,
+                strata_names=ds.strata_names)
+        elif ds.strata is None:
             block_sol, _ = _solve_block(method_core, method_options, steps, Z, k, root)
             labels = block_sol.labels
             status, message, lower, info = block_sol.status, block_sol.message, block_sol.lower_bound, block_sol.info
@@ -399,6 +441,7 @@ def microaggregate(frame: Any, k: int, *, variables: Any = None, method: str | C
         "strata": list(ds.strata_columns),
         "strata_scaling": strata_scaling,
         "variables": list(ds.variables),
+        "blocks": None if plan is None else plan.settings(),
         "versions": _versions(),
     }
     del rng_gen
@@ -446,6 +489,13 @@ def _solve_strata(ds, method_core, options, steps, Z, k, root, callback, keep_hi
     status = max(statuses, key=_STATUS_RANK.__getitem__)
     lower = None if any(b is None for b in bounds) else float(sum(bounds))
     return labels, status, "; ".join(messages), lower, {"strata": infos}
+
+
+def _is_dask_frame(obj: Any) -> bool:
+    """A Dask DataFrame, recognised without importing dask."""
+    module = type(obj).__module__ or ""
+    return module.split(".")[0] in ("dask", "dask_expr") and hasattr(obj, "npartitions") \
+        and hasattr(obj, "to_delayed")
 
 
 def _build_output(ds, labels: np.ndarray, means: np.ndarray, constant: np.ndarray):

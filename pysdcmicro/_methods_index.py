@@ -8,3 +8,4 @@ from .optimization import _column_generation  # noqa: F401  column-generation
 from .optimization import _decomposition  # noqa: F401  decomposition
 from .constructive import _vmdav  # noqa: F401  vmdav
 from .constructive import _mu_approx  # noqa: F401  mu-approx
+from .univariate import _mhm  # noqa: F401  mhm, tsp-mhm, compress-tsp-mhm

@@ -40,53 +40,129 @@ def _parse_number(text: str) -> float | None:
         return None
 
 
+_SNIFF_ROWS = 1000
+
+
+def _numeric_values(text: pd.Series) -> np.ndarray | None:
+    """Float values of a text column if every cell is a number or a missing marker (NaN)
+    and at least one is a number; else None. Vectorized; cells pandas cannot parse are
+    retried with Python's ``float`` so the rule is exactly :func:`_parse_number`'s."""
+    text = text.astype(object)
+    stripped = text.str.strip()
+    missing = stripped.str.lower().isin(_MISSING_TOKENS).to_numpy()
+    values = np.array(pd.to_numeric(stripped.where(~missing), errors="coerce").to_numpy(dtype=np.float64, na_value=np.nan))
+    for i in np.flatnonzero(np.isnan(values) & ~missing):
+        v = _parse_number(text.iat[i])
+        if v is None or np.isnan(v):
+            return None
+        values[i] = v
+    if missing.all():
+        return None
+    values[missing] = np.nan
+    return values
+
+
+def _read_parquet(p: Path, path: str) -> pd.DataFrame:
+    try:
+        return pd.read_parquet(p)
+    except ImportError:
+        raise InvalidInputError(
+            f"reading {path!r} needs a Parquet engine; install it with `pip install 'pysdcmicro[parquet]'`."
+        ) from None
+    except Exception as exc:  # pyarrow raises its own error types
+        raise InvalidInputError(f"input file {path!r} is not a readable Parquet file: {exc}") from None
+
+
+def _read_csv(p: Path, path: str, **kwargs) -> pd.DataFrame:
+    try:
+        return pd.read_csv(p, keep_default_na=False, **kwargs)
+    except pd.errors.EmptyDataError:
+        raise InvalidInputError(f"input file {path!r} is empty; it needs a header row and records.") from None
+    except (pd.errors.ParserError, UnicodeDecodeError) as exc:
+        raise InvalidInputError(f"input file {path!r} is not a readable CSV file: {exc}") from None
+
+
 def read_table(path: str, variables: list[str] | None = None,
                exclude: list[str] | None = None) -> tuple[pd.DataFrame, list[str]]:
-    """Read a CSV file so that the columns not microaggregated round-trip exactly.
+    """Read a CSV or Parquet file so that the columns not microaggregated round-trip exactly.
 
-    Every cell is read as text. The columns to microaggregate are ``variables`` or, by
-    default, every *numeric* column not in ``exclude`` (a column is numeric when each cell is
-    a number or a missing marker such as an empty cell, NA or NaN, and at least one is a
-    number). Only those are converted to numbers; all other columns stay text, so leading
-    zeros, number formatting and quoting-free text pass through unchanged.
+    Parquet (``.parquet``, ``.pq``; needs ``pyarrow``) keeps its column types. In a CSV file
+    the columns to microaggregate are ``variables`` or, by default, every *numeric* column
+    not in ``exclude`` (a column is numeric when each cell is a number or a missing marker
+    such as an empty cell, NA or NaN, and at least one is a number). Only those are read as
+    numbers; all other columns are read as text, so leading zeros, number formatting and
+    text pass through unchanged.
+
+    Large CSV files: the first rows are read as text to find the numeric columns, then the
+    file is read once with those columns parsed as numbers by pandas' C reader (no Python
+    code per cell) and the others as text. If a column turns out not to be numeric further
+    down, the file is read again all as text and checked column by column (vectorized).
 
     Returns the frame and the list of columns to microaggregate.
     """
     p = Path(path)
     if not p.is_file():
         raise InvalidInputError(f"input file {path!r} does not exist.")
-    try:
-        raw = pd.read_csv(p, dtype=str, keep_default_na=False)
-    except pd.errors.EmptyDataError:
-        raise InvalidInputError(f"input file {path!r} is empty; it needs a header row and records.") from None
-    except (pd.errors.ParserError, UnicodeDecodeError) as exc:
-        raise InvalidInputError(f"input file {path!r} is not a readable CSV file: {exc}") from None
+    if p.suffix.lower() in (".parquet", ".pq"):
+        frame = _read_parquet(p, path)
+        if variables is None:
+            from ._validation import _is_numeric_series
+
+            excluded = set(exclude or [])
+            return frame, [c for c in frame.columns if c not in excluded and _is_numeric_series(frame[c])]
+        return frame, list(variables)
     excluded = set(exclude or [])
-
-    def parsed(col: str) -> np.ndarray | None:
-        values = [_parse_number(v) for v in raw[col]]
-        if len(values) and all(v is not None for v in values) and any(not np.isnan(v) for v in values):
-            return np.array(values, dtype=np.float64)
-        return None
-
-    frame = raw.copy()
+    head = _read_csv(p, path, dtype=str, nrows=_SNIFF_ROWS)
     if variables is None:
-        chosen = []
-        for col in raw.columns:
-            if col in excluded:
-                continue
-            arr = parsed(col)
-            if arr is not None:
-                frame[col] = arr
-                chosen.append(col)
-        return frame, chosen
-    for col in variables:
-        if col in raw.columns:
-            arr = parsed(col)
-            if arr is not None:
-                frame[col] = arr
-            # else: left as text; validation then names the column and a non-numeric value
+        candidates = [c for c in head.columns if c not in excluded and _numeric_values(head[c]) is not None]
+        unsure = [c for c in head.columns if c not in excluded and c not in candidates
+                  and head[c].str.strip().str.lower().isin(_MISSING_TOKENS).all()]
+    else:
+        candidates = [c for c in variables if c in head.columns and _numeric_values(head[c]) is not None]
+        unsure = [c for c in variables if c in head.columns and c not in candidates]
+    dtypes = {c: (np.float64 if c in candidates else str) for c in head.columns}
+    na = {c: sorted(_MISSING_TOKENS | {t.upper() for t in _MISSING_TOKENS} | {"NaN", "Null", "None", "N/A", "-NaN"})
+          for c in candidates}
+    try:
+        frame = _read_csv(p, path, dtype=dtypes, na_values=na)
+    except (ValueError, TypeError):  # a candidate column holds text further down
+        frame = _read_csv(p, path, dtype=str)
+        unsure = unsure + candidates
+        candidates = []
+    chosen = list(candidates)
+    for col in unsure:
+        values = _numeric_values(frame[col])
+        if values is not None:
+            frame[col] = values
+            chosen.append(col)
+        # else: left as text; validation then names the column and a non-numeric value
+    if variables is None:
+        return frame, [c for c in frame.columns if c in chosen]
     return frame, list(variables)
+
+
+def _write_table(data: pd.DataFrame, path: str) -> None:
+    if path.lower().endswith((".parquet", ".pq")):
+        try:
+            data.to_parquet(path, index=False)
+        except ImportError:
+            raise InvalidInputError(
+                f"writing {path!r} needs a Parquet engine; install it with `pip install 'pysdcmicro[parquet]'`."
+            ) from None
+    else:
+        data.to_csv(path, index=False)
+
+
+def _parse_blocks(text: str) -> Any:
+    t = text.strip().lower()
+    if t == "auto":
+        return "auto"
+    if t in ("none", "off", "0"):
+        return None
+    try:
+        return int(t)
+    except ValueError:
+        raise InvalidInputError(f"--blocks must be auto, none or a block size (integer); got {text!r}.") from None
 
 
 def _split_list(text: str | None) -> list[str] | None:
@@ -121,16 +197,18 @@ def _build_parser() -> argparse.ArgumentParser:
     parser.add_argument("--version", action="version", version=f"pysdcmicro {__version__}")
     sub = parser.add_subparsers(dest="command", metavar="COMMAND")
 
-    m = sub.add_parser("microaggregate", help="microaggregate a CSV file",
-                       description="Microaggregate the chosen columns of a CSV file; other columns pass through untouched.")
-    m.add_argument("input", metavar="INPUT.csv", help="input CSV file with a header row")
+    m = sub.add_parser("microaggregate", help="microaggregate a CSV or Parquet file",
+                       description="Microaggregate the chosen columns of a CSV or Parquet file; other columns pass "
+                                   "through untouched.")
+    m.add_argument("input", metavar="INPUT", help="input CSV file with a header row, or a .parquet file")
     m.add_argument("--k", type=int, required=True, help="minimum group size (>= 2)")
     m.add_argument("--method", default="mdav", help="method name (see `pysdcmicro methods`); default mdav")
     m.add_argument("--variables", help="comma-separated columns to microaggregate (default: all numeric columns)")
     m.add_argument("--strata", help="comma-separated columns: microaggregate within each combination of their values")
     m.add_argument("--strata-scaling", default="global", choices=["global", "stratum"],
                    help="with --strata: z-scores over the whole data (default) or within each stratum (as sdcMicro)")
-    m.add_argument("--output", "-o", help="masked CSV to write (default: standard output)")
+    m.add_argument("--output", "-o", help="masked file to write: CSV, or Parquet if the name ends with .parquet "
+                                          "(default: CSV on standard output)")
     m.add_argument("--report", help="JSON report to write (k-anonymity checked on the written output, "
                    "utility and risk measures)")
     m.add_argument("--html", help="HTML report to write, with plots when matplotlib is installed")
@@ -143,6 +221,12 @@ def _build_parser() -> argparse.ArgumentParser:
                    help="an option of the improvement step (with one --improve)")
     m.add_argument("--scaling", default="standardize", choices=["standardize", "none"],
                    help="compare records on z-scores (default) or raw values; IL is always on z-scores")
+    m.add_argument("--blocks", default="auto", metavar="auto|none|SIZE",
+                   help="large-data path: blocks of near records solved in parallel, borders repaired; "
+                        "'auto' (default) above 50000 records, 'none' never, or a block size")
+    m.add_argument("--n-jobs", type=int, default=None, help="worker processes for the blocks (default: all cores)")
+    m.add_argument("--dask", metavar="ADDRESS", default=None,
+                   help="run the blocks on the Dask scheduler at ADDRESS (needs pysdcmicro[dask])")
     m.add_argument("--quiet", "-q", action="store_true", help="no progress or summary output")
     m.epilog = ("Exit status: 0 done (also after Ctrl-C, with the best partition found so far), 2 bad input, "
                 "3 the written output is not k-anonymous.")
@@ -228,10 +312,11 @@ def _cmd_microaggregate(args: argparse.Namespace) -> int:
         frame, args.k, method=spec.name, variables=variables, strata=strata,
         improve=improve, improve_options=improve_options, scaling=args.scaling,
         strata_scaling=args.strata_scaling, rng=args.seed,
-        time_limit=args.time_limit, progress=_progress_callback(True) if show else None, **options,
+        time_limit=args.time_limit, progress=_progress_callback(True) if show else None,
+        blocks=_parse_blocks(args.blocks), n_jobs=args.n_jobs, client=args.dask, **options,
     )
     if args.output:
-        result.data.to_csv(args.output, index=False)
+        _write_table(result.data, args.output)
         released = _read_released(args.output, result.variables)
         checked_on = f"the written file {args.output}"
     else:
@@ -253,14 +338,16 @@ def _cmd_microaggregate(args: argparse.Namespace) -> int:
 
 def _read_released(source: Any, variables: list) -> pd.DataFrame:
     """The released values of ``variables`` as written: the CSV read back, cells parsed as
-    numbers exactly as :func:`read_table` parses them."""
-    raw = pd.read_csv(source, dtype=str, keep_default_na=False)
+    numbers exactly as :func:`read_table` parses them (vectorized), or the Parquet file."""
+    if isinstance(source, (str, Path)) and str(source).lower().endswith((".parquet", ".pq")):
+        return _read_parquet(Path(source), str(source))[list(variables)].astype(np.float64)
+    raw = pd.read_csv(source, dtype=str, keep_default_na=False, usecols=lambda c: c in set(map(str, variables)))
     out = pd.DataFrame(index=raw.index)
     for col in variables:
-        values = [_parse_number(v) for v in raw[col]]
-        if any(v is None for v in values):  # pragma: no cover - a bug, not a user error
+        values = _numeric_values(raw[col])
+        if values is None:  # pragma: no cover - a bug, not a user error
             raise RuntimeError(f"the written column {col!r} holds a value that is not a number")
-        out[col] = np.array(values, dtype=np.float64)
+        out[col] = values
     return out
 
 

@@ -1,0 +1,436 @@
+"""The large-data path: blocks, per-block solve in processes or on Dask, border repair.
+
+Small n and small blocks keep these fast; the 10^4..10^6 numbers are in
+benchmarks/results/large.md.
+"""
+
+from __future__ import annotations
+
+import itertools
+
+import numpy as np
+import pandas as pd
+import pytest
+
+import pysdcmicro
+from pysdcmicro import ConstantColumnWarning, StratumTooSmallError, microaggregate
+from pysdcmicro._context import Context
+from pysdcmicro._partition import sse
+from pysdcmicro.datasets import make_synthetic
+from pysdcmicro.large import (batch_local_search, group_windows, microaggregate_blocked, principal_axis,
+                              principal_blocks)
+from pysdcmicro.large import _blocked
+
+from ._helpers import assert_k_partition, naive_sse, naive_sst, zscore
+
+
+def _clusters(n_per=300, d=3, seed=0):
+    """Two far-apart clouds: any sensible block never mixes them."""
+    rng = np.random.default_rng(seed)
+    a = rng.normal(size=(n_per, d))
+    b = rng.normal(size=(n_per, d)) + 50.0
+    X = np.vstack([a, b])
+    perm = rng.permutation(2 * n_per)
+    return X[perm], (perm >= n_per)  # second: True for the rows of cloud b
+
+
+# --------------------------------------------------------------------------- blocks
+
+@pytest.mark.parametrize("n,k,block", [(1000, 3, 100), (997, 5, 128), (64, 4, 1), (50, 3, 49), (31, 2, 8)])
+def test_principal_blocks_partition_the_records_with_sizes_in_range(n, k, block):
+    Z = zscore(make_synthetic(n, 4, kind="uniform", rng=n))
+    blocks = principal_blocks(Z, k, block)
+    rows = np.concatenate(blocks)
+    assert sorted(rows.tolist()) == list(range(n))
+    sizes = np.array([b.size for b in blocks])
+    assert sizes.min() >= 2 * k  # never a block too small for a valid group
+    assert sizes.max() <= max(block, 4 * k - 1)
+    assert np.count_nonzero(sizes % k) <= 1  # every block but one holds whole groups of k
+    for b in blocks:
+        assert np.all(np.diff(b) > 0)
+
+
+def test_principal_blocks_keep_near_records_together():
+    X, in_b = _clusters()
+    blocks = principal_blocks(zscore(X), 3, 150)
+    assert len(blocks) == 4
+    for b in blocks:
+        assert in_b[b].all() or not in_b[b].any()
+
+
+def test_principal_blocks_respect_roots():
+    Z = zscore(make_synthetic(200, 3, rng=3))
+    roots = [np.arange(0, 200, 2), np.arange(1, 200, 2)]
+    blocks = principal_blocks(Z, 3, 30, roots)
+    for b in blocks:
+        assert len(set((b % 2).tolist())) == 1
+
+
+def test_principal_axis_matches_svd():
+    rng = np.random.default_rng(5)
+    X = rng.normal(size=(300, 4)) @ rng.normal(size=(4, 4))
+    mean, axis = principal_axis(X)
+    _, _, vt = np.linalg.svd(X - X.mean(axis=0))
+    np.testing.assert_allclose(mean, X.mean(axis=0))
+    assert abs(abs(axis @ vt[0]) - 1.0) < 1e-10
+    w = rng.uniform(0.5, 3, 300)
+    mean_w, _ = principal_axis(X, np.arange(300), w)
+    np.testing.assert_allclose(mean_w, np.average(X, axis=0, weights=w))
+
+
+def test_group_windows_cover_every_group_once():
+    rng = np.random.default_rng(1)
+    C = rng.normal(size=(200, 3))
+    sizes = rng.integers(3, 6, 200)
+    for q in (0.3, 0.5, 0.7):
+        wins = group_windows(C, sizes, 60, q)
+        assert sorted(np.concatenate(wins).tolist()) == list(range(200))
+        assert max(sizes[w].sum() for w in wins if w.size > 1) <= 60
+
+
+# --------------------------------------------------------------------------- local search
+
+def _all_moves_and_swaps(Z, labels, k, max_size):
+    """Brute force: SSE change of every size-feasible move and swap."""
+    base = naive_sse(Z, labels)
+    sizes = np.bincount(labels)
+    out = []
+    for i in range(len(labels)):
+        for g in range(sizes.size):
+            if g != labels[i] and sizes[labels[i]] > k and sizes[g] < max_size:
+                new = labels.copy()
+                new[i] = g
+                out.append(naive_sse(Z, new) - base)
+    for i, j in itertools.combinations(range(len(labels)), 2):
+        if labels[i] != labels[j]:
+            new = labels.copy()
+            new[i], new[j] = labels[j], labels[i]
+            out.append(naive_sse(Z, new) - base)
+    return np.array(out)
+
+
+@pytest.mark.parametrize("seed,k", [(0, 2), (1, 3), (2, 3)])
+def test_batch_local_search_reaches_a_local_optimum_and_never_worsens(seed, k):
+    rng = np.random.default_rng(seed)
+    Z = rng.normal(size=(24, 2))
+    start = np.repeat(np.arange(24 // k), k)[: 24]
+    start = np.concatenate([start, np.full(24 - start.size, start.max())])
+    rng.shuffle(start)
+    sol = batch_local_search(Z, start, k, Context(0), rounds=200, neighbours=50)
+    assert sol.status == "done"  # stopped because nothing improves
+    assert_k_partition(sol.labels, 24, k, max_size=2 * k - 1)
+    assert naive_sse(Z, sol.labels) <= naive_sse(Z, start) + 1e-12
+    assert sol.info["moves"] + sol.info["swaps"] > 0
+    # With every group a neighbour, no single move or swap improves the result.
+    assert _all_moves_and_swaps(Z, sol.labels, k, 2 * k - 1).min() > -1e-9
+
+
+def test_batch_local_search_each_round_lowers_sse():
+    Z = zscore(make_synthetic(600, 4, kind="uniform", rng=2))
+    labels = np.repeat(np.arange(200), 3)  # rows in generation order: poor groups
+    values = [sse(Z, labels)]
+    for _ in range(5):
+        labels = batch_local_search(Z, labels, 3, Context(0), rounds=1).labels
+        values.append(sse(Z, labels))
+    assert all(b < a for a, b in zip(values, values[1:]))
+    assert_k_partition(labels, 600, 3, max_size=5)
+
+
+def test_batch_local_search_stops_on_an_expired_deadline():
+    Z = np.random.default_rng(0).normal(size=(30, 2))
+    labels = np.repeat(np.arange(10), 3)
+    sol = batch_local_search(Z, labels, 3, Context(0, 1e-9))
+    assert sol.status == "limit"
+    np.testing.assert_array_equal(sol.labels, labels)
+
+
+# --------------------------------------------------------------------------- the path
+
+def test_blocked_result_is_a_valid_k_partition_with_whole_data_il():
+    X = make_synthetic(900, 3, kind="clustered", rng=4)
+    df = pd.DataFrame(X, columns=["a", "b", "c"], index=[f"r{i}" for i in range(900)])
+    df.insert(1, "id", np.arange(900))
+    res = microaggregate(df, 3, variables=["a", "b", "c"], blocks=100, n_jobs=1, rng=0)
+    assert_k_partition(res.labels, 900, 3)
+    Z = zscore(X)
+    assert res.sse == pytest.approx(naive_sse(Z, res.labels), rel=1e-9)
+    assert res.information_loss == pytest.approx(100 * naive_sse(Z, res.labels) / naive_sst(Z), rel=1e-9)
+    assert res.lower_bound is None and res.status == "done"
+    for rows in res.groups:
+        np.testing.assert_allclose(res.data.iloc[rows][["a", "b", "c"]].to_numpy(),
+                                   np.broadcast_to(X[rows].mean(axis=0), (rows.size, 3)), rtol=1e-12, atol=1e-12)
+    assert res.data["id"].tolist() == list(range(900)) and list(res.data.index) == list(df.index)
+    blocks, repair = res.info["blocks"], res.info["repair"]
+    n_blocks = len(principal_blocks(Z, 3, 100))
+    assert blocks["count"] == n_blocks >= 9 and sum(blocks["sizes"]) == 900 and blocks["statuses"] == {"done": n_blocks}
+    assert repair["sse_after"] <= repair["sse_before"] and len(repair["passes"]) == 2
+    assert repair["information_loss_after"] == pytest.approx(res.information_loss, rel=1e-9)
+    assert res.settings["blocks"]["block_size"] == 100 and res.settings["blocks"]["reason"] == "requested"
+    # Border repair lets groups straddle the block borders.
+    block_of = np.empty(900, dtype=np.int64)
+    for b, rows in enumerate(principal_blocks(Z, 3, 100)):
+        block_of[rows] = b
+    assert any(np.unique(block_of[rows]).size > 1 for rows in res.groups)
+
+
+def test_repair_never_raises_sse_nor_breaks_group_sizes():
+    X = make_synthetic(600, 3, rng=6)
+
+    def bad(Z, labels, k, ctx):  # swaps two records between groups whatever the cost; breaks sizes too
+        out = labels.copy()
+        out[0] = labels.max()
+        out[-1] = labels.max() + 1
+        return out
+
+    plain = microaggregate(X, 3, blocks={"size": 100, "repair": "none"}, n_jobs=1)
+    res = microaggregate(X, 3, blocks={"size": 100, "repair": bad}, n_jobs=1)
+    assert_k_partition(res.labels, 600, 3)
+    assert res.sse == pytest.approx(plain.sse, rel=1e-12)
+    assert all(p["improved"] == 0 for p in res.info["repair"]["passes"])
+    assert plain.info["repair"]["skipped"] == "repair is off"
+
+
+def test_tiny_blocks_and_small_strata_still_get_valid_groups():
+    rng = np.random.default_rng(8)
+    df = pd.DataFrame({"x": rng.normal(size=70), "y": rng.normal(size=70),
+                       "s": ["a"] * 60 + ["b"] * 5 + ["c"] * 5})
+    # Block size 1 acts as 2k; strata "b" and "c" have k..2k-1 records: one group each.
+    res = microaggregate(df, 3, variables=["x", "y"], strata="s", blocks=1, n_jobs=1, rng=0)
+    assert_k_partition(res.labels, 70, 3)
+    for s in ("a", "b", "c"):
+        rows = np.flatnonzero(df["s"] == s)
+        other = np.flatnonzero(df["s"] != s)
+        assert not set(res.labels[rows]) & set(res.labels[other])  # groups never cross strata
+    assert len(set(res.labels[60:65])) == 1 and len(set(res.labels[65:])) == 1
+    assert res.info["blocks"]["min_size"] >= 5 and res.info["blocks"]["count"] >= 10
+    with pytest.raises(StratumTooSmallError, match="stratum s=c has 2 records"):
+        microaggregate(df.iloc[:67], 3, variables=["x", "y"], strata="s", blocks=10, n_jobs=1)
+
+
+def test_fewer_than_2k_records_with_blocks_make_one_group():
+    X = np.random.default_rng(3).normal(size=(5, 2))
+    res = microaggregate(X, 3, blocks=1, n_jobs=1)
+    assert res.n_groups == 1 and res.settings["blocks"] is None
+
+
+def test_one_block_is_exactly_the_whole_data_run():
+    X = make_synthetic(300, 3, rng=2)
+    whole = microaggregate(X, 4, blocks=None)
+    one = microaggregate(X, 4, blocks=300, n_jobs=2)
+    np.testing.assert_array_equal(whole.labels, one.labels)
+    assert one.settings["blocks"] is None and "blocks" not in one.info
+
+
+def test_auto_threshold_dispatch(monkeypatch):
+    X = make_synthetic(400, 3, rng=9)
+    default = microaggregate(X, 4)
+    assert default.settings["blocks"] is None  # 400 <= LARGE_N: whole data
+    assert _blocked.LARGE_N == 50_000
+    monkeypatch.setattr(_blocked, "LARGE_N", 300)
+    monkeypatch.setattr(_blocked, "DEFAULT_BLOCK_SIZE", 100)
+    res = microaggregate(X, 4, n_jobs=1)
+    assert res.settings["blocks"]["reason"].startswith("auto: more than 300 records")
+    assert res.info["blocks"]["count"] == 4 and res.info["blocks"]["sizes"] == [100] * 4
+    assert_k_partition(res.labels, 400, 4)
+    off = microaggregate(X, 4, blocks=None)
+    np.testing.assert_array_equal(off.labels, default.labels)
+
+
+def test_blocked_il_no_worse_than_whole_mdav_on_clustered_data():
+    # A true property at this size (measured; see benchmarks/results/large.md for 10^4..10^5):
+    # the repair's local search gains more than the block borders cost.
+    X = make_synthetic(3000, 5, kind="clustered", rng=1)
+    whole = microaggregate(X, 3, blocks=None)
+    blocked = microaggregate(X, 3, blocks=600, n_jobs=1, rng=0)
+    assert blocked.information_loss <= whole.information_loss
+    assert blocked.info["repair"]["gain_information_loss"] > 0
+
+
+def _shuffled_mdav(Z, k, ctx):
+    """A randomized method (for the executor tests): random groups of k (the last k..2k-1)."""
+    n = Z.shape[0]
+    labels = np.empty(n, dtype=np.int64)
+    labels[ctx.rng.permutation(n)] = np.minimum(np.arange(n) // k, max(n // k - 1, 0))
+    return labels
+
+
+def test_same_seed_same_result_in_this_process_and_in_a_process_pool():
+    X = make_synthetic(1200, 3, rng=11)
+    serial = microaggregate(X, 3, method=_shuffled_mdav, blocks=200, n_jobs=1, rng=7)
+    pooled = microaggregate(X, 3, method=_shuffled_mdav, blocks=200, n_jobs=2, rng=7)
+    np.testing.assert_array_equal(serial.labels, pooled.labels)
+    assert pooled.info["blocks"]["executor"] == "processes" and pooled.info["memory"]["worker_processes"] >= 1
+    other = microaggregate(X, 3, method=_shuffled_mdav, blocks=200, n_jobs=1, rng=8)
+    assert not np.array_equal(serial.labels, other.labels)  # the seed matters
+
+
+def test_unpicklable_method_runs_in_this_process():
+    X = make_synthetic(400, 2, rng=1)
+    res = microaggregate(X, 3, method=lambda Z, k, ctx: _shuffled_mdav(Z, k, ctx), blocks=100, n_jobs=2, rng=0)
+    assert_k_partition(res.labels, 400, 3)
+    assert res.info["blocks"]["executor"] == "serial" and "pickled" in res.info["blocks"]["serial_reason"]
+
+
+def test_progress_reports_each_block_and_each_repair_pass():
+    events = []
+    microaggregate(make_synthetic(500, 2, rng=0), 5, blocks=100, n_jobs=1, progress=events.append)
+    per_block = [e for e in events if e.stage == "blocks" and e.iteration is not None]
+    assert [e.iteration for e in per_block] == [1, 2, 3, 4, 5]
+    assert per_block[-1].extra["blocks"] == "5/5"
+    assert any(e.stage.startswith("repair 2/2") and e.information_loss is not None for e in events)
+
+
+def test_time_limit_keeps_a_valid_partition():
+    X = make_synthetic(2000, 3, rng=5)
+    res = microaggregate(X, 3, blocks=200, n_jobs=1, time_limit=1e-6)
+    assert_k_partition(res.labels, 2000, 3)
+    assert res.status == "limit"
+
+
+@pytest.mark.parametrize("kwargs,error,message", [
+    ({"blocks": "big"}, ValueError, "`blocks` must be None, 'auto', a block size (integer) or a dict of options; got 'big'."),
+    ({"blocks": 2.5}, TypeError, "`blocks` must be None, 'auto', a block size"),
+    ({"blocks": 0}, ValueError, "`blocks` must be an integer >= 1; got 0."),
+    ({"blocks": {"sise": 10}}, ValueError, "`blocks` has no option 'sise'"),
+    ({"blocks": {"repair": "nope"}}, ValueError, "unknown improvement 'nope'"),
+    ({"blocks": {"repair_passes": -1}}, ValueError, "`repair_passes` must be an integer >= 0; got -1."),
+    ({"blocks": 10, "n_jobs": 0}, ValueError, "`n_jobs` must be an integer >= 1; got 0."),
+    ({"blocks": 10, "client": 3}, TypeError, "`client` must be a dask.distributed Client"),
+])
+def test_bad_large_data_options(kwargs, error, message):
+    with pytest.raises(error) as exc:
+        microaggregate(np.random.default_rng(0).normal(size=(40, 2)), 3, **kwargs)
+    assert message in str(exc.value)
+
+
+def test_microaggregate_blocked_is_the_same_path():
+    X = make_synthetic(500, 3, rng=3)
+    a = microaggregate_blocked(X, 3, block_size=100, n_jobs=1, rng=1, repair_options={"rounds": 3})
+    b = microaggregate(X, 3, blocks={"size": 100, "repair_options": {"rounds": 3}}, n_jobs=1, rng=1)
+    np.testing.assert_array_equal(a.labels, b.labels)
+    assert a.settings["blocks"]["repair_options"] == {"rounds": 3}
+
+
+# --------------------------------------------------------------------------- Dask
+
+@pytest.fixture(scope="module")
+def dask_client():
+    distributed = pytest.importorskip("distributed", reason="Dask tests need pysdcmicro[dask]")
+    cluster = distributed.LocalCluster(n_workers=2, threads_per_worker=1, processes=True, dashboard_address=None)
+    client = distributed.Client(cluster)
+    yield client
+    client.close()
+    cluster.close()
+
+
+def test_dask_cluster_gives_the_same_result_as_the_process_pool(dask_client):
+    X = make_synthetic(1500, 3, kind="clustered", rng=12)
+    pooled = microaggregate(X, 3, blocks=250, n_jobs=2, rng=3)
+    on_dask = microaggregate(X, 3, blocks=250, client=dask_client, rng=3)
+    np.testing.assert_array_equal(pooled.labels, on_dask.labels)
+    assert on_dask.info["blocks"]["executor"] == "dask"
+    assert on_dask.information_loss == pooled.information_loss
+    by_address = microaggregate(X, 3, blocks=250, client=dask_client.scheduler.address, rng=3)
+    np.testing.assert_array_equal(pooled.labels, by_address.labels)
+
+
+def test_dask_dataframe_in_dask_dataframe_out(dask_client):
+    dd = pytest.importorskip("dask.dataframe")
+    X = make_synthetic(800, 3, rng=13)
+    df = pd.DataFrame(X, columns=["a", "b", "c"], index=np.arange(1000, 1800))
+    df.insert(0, "name", [f"p{i}" for i in range(800)])
+    df["const"] = 4
+    ddf = dd.from_pandas(df, npartitions=3)
+    with pytest.warns(ConstantColumnWarning):
+        res = microaggregate(ddf, 3, variables=["a", "b", "c", "const"], blocks=200, rng=0)
+    with pytest.warns(ConstantColumnWarning):
+        expected = microaggregate(df, 3, variables=["a", "b", "c", "const"], blocks=200, n_jobs=1, rng=0)
+    assert isinstance(res.data, dd.DataFrame)
+    np.testing.assert_array_equal(res.labels, expected.labels)
+    out = res.data.compute()
+    assert out["name"].tolist() == df["name"].tolist()  # dask may store text as Arrow strings
+    pd.testing.assert_frame_equal(out.drop(columns="name"), expected.data.drop(columns="name"))
+    assert res.info["dask_frame"]["partitions"] == 3 and res.info["blocks"]["executor"] == "dask"
+
+
+def test_dask_is_optional_for_the_core():
+    import subprocess
+    import sys
+
+    code = ("import sys; sys.modules['dask'] = None; sys.modules['distributed'] = None; import pysdcmicro, numpy as np; "
+            "r = pysdcmicro.microaggregate(np.random.default_rng(0).normal(size=(300, 2)), 5, blocks=100, n_jobs=1); "
+            "print(r.info['blocks']['count'])")
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=120)
+    assert out.returncode == 0, out.stderr
+    assert out.stdout.strip() == "3"
+    code_client = code.replace("n_jobs=1", "client='tcp://127.0.0.1:1'")
+    out = subprocess.run([sys.executable, "-c", code_client], capture_output=True, text=True, timeout=120)
+    assert "`client` needs the optional dependency dask.distributed" in out.stderr
+
+
+# --------------------------------------------------------------------------- command line
+
+def _cli(*args):
+    import subprocess
+    import sys
+
+    return subprocess.run([sys.executable, "-m", "pysdcmicro", *map(str, args)], capture_output=True, text=True,
+                          timeout=300)
+
+
+def test_cli_parquet_in_and_out_with_blocks(tmp_path):
+    pytest.importorskip("pyarrow", reason="Parquet needs pysdcmicro[parquet]")
+    import json
+
+    rng = np.random.default_rng(2)
+    df = pd.DataFrame({"id": [f"{i:05d}" for i in range(600)], "x": rng.normal(size=600),
+                       "y": rng.integers(0, 1000, 600), "group": pd.Categorical(rng.choice(["a", "b"], 600))})
+    src, out, rep = tmp_path / "in.parquet", tmp_path / "out.parquet", tmp_path / "r.json"
+    df.to_parquet(src, index=False)
+    proc = _cli("microaggregate", src, "--k", 4, "--variables", "x,y", "--blocks", 100, "--n-jobs", 1,
+                "--output", out, "--report", rep, "--quiet")
+    assert proc.returncode == 0, proc.stderr
+    masked = pd.read_parquet(out)
+    assert masked["id"].tolist() == df["id"].tolist() and masked["group"].tolist() == df["group"].tolist()
+    report = json.loads(rep.read_text())
+    assert report["blocks"]["count"] == 6 and report["settings"]["blocks"]["block_size"] == 100
+    assert report["min_group_size"] >= 4
+    res = microaggregate(df, 4, variables=["x", "y"], blocks=100, n_jobs=1)
+    np.testing.assert_allclose(masked[["x", "y"]].to_numpy(), res.data[["x", "y"]].to_numpy(), rtol=1e-15)
+
+
+def test_cli_large_csv_reader_finds_numeric_columns_past_the_first_rows(tmp_path):
+    n = 1500
+    rng = np.random.default_rng(4)
+    x = rng.normal(size=n).round(3)
+    late_text = [f"{v:.2f}" for v in rng.normal(size=n)]
+    late_text[1200] = "n.a."  # text after the rows read first: the column is not numeric
+    late_number = [""] * 1100 + [str(v) for v in rng.integers(0, 9, n - 1100)]  # missing first, numbers later
+    lines = ["x,late_text,late_number,code"] + [f"{a},{b},{c},{i:04d}" for i, (a, b, c) in
+                                                enumerate(zip(x, late_text, late_number))]
+    src, out = tmp_path / "in.csv", tmp_path / "out.csv"
+    src.write_text("\n".join(lines) + "\n")
+    from pysdcmicro.cli import read_table
+
+    frame, chosen = read_table(str(src))
+    assert chosen == ["x", "late_number", "code"]
+    assert frame["late_text"].tolist() == late_text
+    proc = _cli("microaggregate", src, "--k", 3, "--variables", "x", "--output", out, "--quiet")
+    assert proc.returncode == 0, proc.stderr
+    masked = pd.read_csv(out, dtype=str, keep_default_na=False)
+    original = pd.read_csv(src, dtype=str, keep_default_na=False)
+    for col in ("late_text", "late_number", "code"):
+        assert masked[col].tolist() == original[col].tolist()  # byte for byte
+    # A missing value far down a chosen column is still found and named.
+    bad = tmp_path / "bad.csv"
+    bad.write_text("a,b\n" + "".join(f"{i},{i % 7}\n" for i in range(1400)) + "5, NA \n")
+    proc = _cli("microaggregate", bad, "--k", 3, "--output", tmp_path / "o.csv")
+    assert proc.returncode == 2 and "column 'b' has a missing value (NaN) at row 1400" in proc.stderr
+
+
+def test_cli_bad_blocks_option(tmp_path):
+    src = tmp_path / "in.csv"
+    src.write_text("a,b\n1,2\n3,4\n5,6\n7,8\n")
+    proc = _cli("microaggregate", src, "--k", 2, "--blocks", "many")
+    assert proc.returncode == 2
+    assert proc.stderr.strip() == "pysdcmicro: error: --blocks must be auto, none or a block size (integer); got 'many'."
