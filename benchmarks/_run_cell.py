@@ -19,7 +19,17 @@ def _rss_kib() -> int:
 
 
 def load_dataset(name: str):
-    """CASC sets by name (published columns), or ``synthetic:KIND:N:D[:SEED]``."""
+    """CASC sets by name (published columns), ``NAME@sub:N:SEED`` (N random rows of a CASC
+    set, drawn with ``numpy.random.default_rng(SEED)``, kept in file order), or
+    ``synthetic:KIND:N:D[:SEED]``."""
+    if "@sub:" in name:
+        import numpy as np
+
+        base, spec = name.split("@sub:")
+        size, seed = (int(v) for v in spec.split(":"))
+        full = load_dataset(base)
+        rows = np.sort(np.random.default_rng(seed).choice(len(full), size, replace=False))
+        return full.iloc[rows].reset_index(drop=True)
     if name.startswith("synthetic:"):
         from pysdcmicro.datasets import make_synthetic
 
@@ -64,7 +74,7 @@ def main() -> None:
         "d": len(res.variables),
         "n_groups": res.n_groups,
         "max_group_size": int(res.group_sizes.max()),
-        "info": {k: v for k, v in res.to_dict().items() if k in ("path_length",)},
+        "info": {k: v for k, v in res.to_dict().items() if k in ("path_length", "converged", "step3_sse")},
         "blocks": res.info["blocks"]["count"] if "blocks" in res.info else None,
         "repair_gain": res.info.get("repair", {}).get("gain_information_loss"),
     }

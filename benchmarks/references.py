@@ -18,6 +18,15 @@ _add("sdcMicro mdav", "shared/data/README.md: sdcMicro 5.8.1 microaggregation(me
     "eia": {3: 0.4829, 4: 0.6713, 5: 1.6667, 10: 3.8397},
 })
 
+_add("Castro 2022 decomposition", "shared/papers/000 (Castro et al. PSD 2022) Table 5, new heuristic", {
+    "tarragona": {3: 14.50, 5: 20.25, 10: 30.55},
+    "census": {3: 4.79, 5: 7.84, 10: 12.32},
+})
+_add("Aloise 2014 column generation", "shared/papers/000 (Castro et al. PSD 2022) Table 5, optimization method of [1]", {
+    "tarragona": {3: 14.46, 5: 20.16},
+    "census": {3: 4.67, 5: 7.36},
+})
+
 _add("Maya 2022 V-MDAV", "papers/001 (Maya-Lopez et al. 2022) Tables 2-4, row V-MDAV", {
     "census": {3: 5.6619, 4: 7.4947, 5: 9.0070, 6: 10.2666, 7: 11.5999, 8: 12.2985, 9: 13.3368, 10: 14.0730},
     "tarragona": {3: 16.6603, 4: 19.5460, 5: 22.4619, 6: 26.3252, 7: 27.5184, 8: 29.6929, 9: 31.2146,

@@ -32,6 +32,7 @@ from ._registry import MethodSpec
 from ._result import STATUSES, MicroaggregationResult, Solution
 from ._standardize import standardize
 from .constructive import mdav, mu_approx, mu_approx_structure, vmdav
+from .optimization import column_generation, decomposition
 from .univariate import compress_tsp_mhm, mhm, tsp_mhm
 from .local_search import icsm, two_swap
 from .reporting import Report, compare, report
@@ -53,6 +54,8 @@ __all__ = [
     "methods",
     "improvements",
     "mdav",
+    "column_generation",
+    "decomposition",
     "mhm",
     "tsp_mhm",
     "compress_tsp_mhm",

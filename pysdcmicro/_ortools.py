@@ -176,3 +176,187 @@ def routing_path(Z, *, closed: bool = False, first_solution: str = "PATH_CHEAPES
 # ---------------------------------------------------------------------------------------
 # CP-SAT and linear solvers (column generation)
 # ---------------------------------------------------------------------------------------
+
+# Everything below takes and returns plain numpy arrays / Python numbers; costs given as
+# floats are scaled to integers by the caller (column generation records the factor).
+
+
+def _cpsat_solver(time_limit: float | None, deterministic_time: float | None, workers: int,
+                  seed: int):
+    from ortools.sat.python import cp_model
+
+    solver = cp_model.CpSolver()
+    params = solver.parameters
+    params.num_workers = int(max(1, workers))
+    params.random_seed = int(seed) % (2**31 - 1)
+    if time_limit is not None:
+        params.max_time_in_seconds = max(1e-3, float(time_limit))
+    if deterministic_time is not None:
+        params.max_deterministic_time = max(1e-3, float(deterministic_time))
+    return solver
+
+
+def _status_name(code) -> str:
+    from ortools.sat.python import cp_model
+
+    return {
+        cp_model.OPTIMAL: "optimal",
+        cp_model.FEASIBLE: "feasible",
+        cp_model.INFEASIBLE: "infeasible",
+        cp_model.MODEL_INVALID: "invalid",
+    }.get(code, "unknown")
+
+
+def cpsat_min_subset(lin, pair_i, pair_j, pair_w, size: int, *, upper: int | None = None,
+                     hint=None, time_limit: float | None = None,
+                     deterministic_time: float | None = None, workers: int = 1,
+                     seed: int = 0, fixed: int | None = None) -> dict:
+    """Choose exactly ``size`` of ``m`` items minimising
+    ``sum_i lin[i] x_i + sum_p pair_w[p] x_{pair_i[p]} x_{pair_j[p]}`` (integers).
+
+    Only the listed pairs may be chosen together: two items without a listed pair are never
+    both chosen (the caller lists every allowed pair once, ``pair_i < pair_j``,
+    ``pair_w >= 0``). The products are linearised exactly with the reformulation-
+    linearisation constraints ``y_p <= x_i``, ``y_p <= x_j`` and
+    ``sum_{p ∋ i} y_p = (size - 1) x_i`` (which also forbid the unlisted pairs), whose LP
+    relaxation is much tighter than ``y >= x_i + x_j - 1``.
+
+    ``upper``: only solutions with objective <= upper are wanted (a cut-off).
+    ``fixed``: an item that must be chosen.
+
+    Returns a dict: ``status`` ("optimal", "feasible", "infeasible", "unknown"),
+    ``subset`` (item positions or None), ``objective`` (int or None) and ``bound``: a proven
+    lower bound on the minimum over all size-``size`` subsets with objective <= ``upper``
+    (``+inf`` when the model is proven infeasible, i.e. every subset costs more than
+    ``upper``).
+    """
+    import numpy as np
+    from ortools.sat.python import cp_model
+
+    lin = np.asarray(lin, dtype=np.int64)
+    pair_i = np.asarray(pair_i, dtype=np.int64)
+    pair_j = np.asarray(pair_j, dtype=np.int64)
+    pair_w = np.asarray(pair_w, dtype=np.int64)
+    m = lin.shape[0]
+    model = cp_model.CpModel()
+    x = [model.new_bool_var(f"x{i}") for i in range(m)]
+    y = [model.new_bool_var(f"y{p}") for p in range(pair_i.shape[0])]
+    incident: list[list] = [[] for _ in range(m)]
+    for p in range(pair_i.shape[0]):
+        a, b = int(pair_i[p]), int(pair_j[p])
+        model.add_implication(y[p], x[a])
+        model.add_implication(y[p], x[b])
+        incident[a].append(y[p])
+        incident[b].append(y[p])
+    for i in range(m):
+        if len(incident[i]) < size - 1:
+            model.add(x[i] == 0)
+        else:
+            model.add(sum(incident[i]) == (size - 1) * x[i])
+    model.add(sum(x) == size)
+    if fixed is not None:
+        model.add(x[int(fixed)] == 1)
+    objective = sum(int(lin[i]) * x[i] for i in range(m) if lin[i] != 0) + \
+        sum(int(pair_w[p]) * y[p] for p in range(len(y)) if pair_w[p] != 0)
+    if upper is not None:
+        model.add(objective <= int(upper))
+    model.minimize(objective)
+    if hint is not None:
+        chosen = set(int(v) for v in hint)
+        for i in range(m):
+            model.add_hint(x[i], i in chosen)
+    solver = _cpsat_solver(time_limit, deterministic_time, workers, seed)
+    code = solver.solve(model)
+    status = _status_name(code)
+    out = {"status": status, "subset": None, "objective": None, "bound": None,
+           "deterministic_time": float(solver.deterministic_time)}
+    if status in ("optimal", "feasible"):
+        out["subset"] = np.array([i for i in range(m) if solver.value(x[i])], dtype=np.int64)
+        out["objective"] = int(round(solver.objective_value))
+        out["bound"] = float(solver.best_objective_bound)
+        if status == "optimal":
+            out["bound"] = float(out["objective"])
+    elif status == "infeasible":
+        out["bound"] = float("inf")
+    else:
+        # Nothing found and nothing proven: the solver's bound is still valid when finite.
+        bound = float(solver.best_objective_bound)
+        out["bound"] = bound if np.isfinite(bound) else None
+    return out
+
+
+def cpsat_set_partition(n: int, members: list, costs, *, hint=None,
+                        time_limit: float | None = None, deterministic_time: float | None = None,
+                        workers: int = 1, seed: int = 0) -> dict:
+    """Exact set partitioning over given columns: choose columns covering each of the ``n``
+    items exactly once with least total (integer) cost.
+
+    ``members[c]`` holds the items of column ``c``; ``costs[c]`` its integer cost;
+    ``hint`` is a list of column positions forming a partition (a warm start).
+    Returns ``status``, ``columns`` (positions, or None), ``objective`` and ``bound`` (a
+    lower bound on the best partition *over these columns only*).
+    """
+    import numpy as np
+    from ortools.sat.python import cp_model
+
+    model = cp_model.CpModel()
+    x = [model.new_bool_var(f"c{c}") for c in range(len(members))]
+    covering: list[list] = [[] for _ in range(n)]
+    for c, rows in enumerate(members):
+        for i in rows:
+            covering[int(i)].append(x[c])
+    for i in range(n):
+        model.add_exactly_one(covering[i])
+    model.minimize(sum(int(costs[c]) * x[c] for c in range(len(members))))
+    if hint is not None:
+        chosen = set(int(c) for c in hint)
+        for c in range(len(members)):
+            model.add_hint(x[c], c in chosen)
+    solver = _cpsat_solver(time_limit, deterministic_time, workers, seed)
+    code = solver.solve(model)
+    status = _status_name(code)
+    out = {"status": status, "columns": None, "objective": None, "bound": None,
+           "deterministic_time": float(solver.deterministic_time)}
+    if status in ("optimal", "feasible"):
+        out["columns"] = np.array([c for c in range(len(members)) if solver.value(x[c])], dtype=np.int64)
+        out["objective"] = int(round(solver.objective_value))
+        out["bound"] = float(solver.best_objective_bound)
+    return out
+
+
+class GlopMaster:
+    """Restricted master LP ``min c x, A x = 1, x >= 0`` in GLOP (OR-Tools), grown column by
+    column; re-solves start from the previous basis (GLOP keeps it between solves when the
+    model only gained columns).
+    """
+
+    def __init__(self, n: int):
+        from ortools.linear_solver import pywraplp
+
+        self._pywraplp = pywraplp
+        self.solver = pywraplp.Solver.CreateSolver("GLOP")
+        self.rows = [self.solver.Constraint(1.0, 1.0) for _ in range(n)]
+        self.vars: list = []
+        self.objective = self.solver.Objective()
+        self.objective.SetMinimization()
+
+    def add_columns(self, members: list, costs) -> None:
+        for rows, cost in zip(members, costs):
+            var = self.solver.NumVar(0.0, self.solver.infinity(), "")
+            self.objective.SetCoefficient(var, float(cost))
+            for i in rows:
+                self.rows[int(i)].SetCoefficient(var, 1.0)
+            self.vars.append(var)
+
+    def solve(self) -> dict:
+        import numpy as np
+
+        code = self.solver.Solve()
+        if code != self._pywraplp.Solver.OPTIMAL:
+            return {"status": "failed"}
+        return {
+            "status": "optimal",
+            "objective": self.objective.Value(),
+            "x": np.array([v.solution_value() for v in self.vars]),
+            "duals": np.array([r.dual_value() for r in self.rows]),
+        }

@@ -1,0 +1,526 @@
+"""Pricing for the set-partitioning model of microaggregation (Castro, Gentile and
+Spagnolo-Arrizabalaga 2022, model (6)-(7)).
+
+A column is a group ``C`` of ``s`` records, ``k <= s <= 2k-1``, with cost
+``w_C = SSE(C) = 1/(2s) sum_{i,j in C} D_ij`` (``D`` squared Euclidean distances). With
+duals ``pi`` of the covering constraints its reduced cost is ``rc(C) = w_C - pi(C)``.
+
+Three tools live here:
+
+* :func:`neighbours`: the ``L`` nearest records of every record (blocked, O(n L) memory);
+* :func:`heuristic_pricing`: from every record, a greedy group over its ``L`` nearest
+  records followed by best-improvement swaps, for every size; cheap and vectorised;
+* :func:`exact_pricing`: the minimum reduced cost of each size, proven by CP-SAT on a model
+  reduced by valid per-record and per-pair bounds, with a safe lower bound whatever
+  happens (time-out included);
+* :func:`record_bounds`: the cheap valid bound ``min rc_s >= sum of the s smallest
+  b_i(s)``, ``b_i(s) = a_i(s)/(2s) - pi_i`` where ``a_i(s)`` is the sum of the ``s-1``
+  smallest distances from record ``i``.
+"""
+
+from __future__ import annotations
+
+import math
+
+import numpy as np
+
+from .. import _ortools
+
+__all__ = ["neighbours", "heuristic_pricing", "exact_pricing", "anchored_pricing", "record_bounds",
+           "lagrangian_bound", "enumerate_below"]
+
+_BLOCK_ELEMS = 1 << 22  # entries of a distance block (32 MiB of float64)
+
+
+def _sqdist(A: np.ndarray, B: np.ndarray, nA: np.ndarray | None = None, nB: np.ndarray | None = None) -> np.ndarray:
+    nA = np.einsum("ij,ij->i", A, A) if nA is None else nA
+    nB = np.einsum("ij,ij->i", B, B) if nB is None else nB
+    D = nA[:, None] - 2.0 * (A @ B.T) + nB[None, :]
+    np.maximum(D, 0.0, out=D)
+    return D
+
+
+def neighbours(Z: np.ndarray, L: int) -> tuple[np.ndarray, np.ndarray]:
+    """The ``L`` nearest records of each record, itself first, and their squared distances.
+
+    Returns ``(idx, dist)`` of shape (n, L), rows sorted by distance (ties by index).
+    Time O(n^2 d), memory O(n L + block): the n x n matrix is never stored.
+    """
+    n = Z.shape[0]
+    L = min(L, n)
+    norms = np.einsum("ij,ij->i", Z, Z)
+    idx = np.empty((n, L), dtype=np.int64)
+    dist = np.empty((n, L))
+    step = max(1, _BLOCK_ELEMS // max(n, 1))
+    for start in range(0, n, step):
+        stop = min(n, start + step)
+        D = _sqdist(Z[start:stop], Z, norms[start:stop], norms)
+        rows = np.arange(stop - start)
+        D[rows, np.arange(start, stop)] = -1.0  # self first
+        if L < n:
+            part = np.argpartition(D, L - 1, axis=1)[:, :L]
+        else:
+            part = np.tile(np.arange(n), (stop - start, 1))
+        vals = np.take_along_axis(D, part, axis=1)
+        order = np.lexsort((part, vals), axis=1)
+        idx[start:stop] = np.take_along_axis(part, order, axis=1)
+        dist[start:stop] = np.take_along_axis(vals, order, axis=1)
+        dist[start:stop, 0] = 0.0
+    return idx, dist
+
+
+def record_bounds(nbr_dist: np.ndarray, pi: np.ndarray, k: int) -> tuple[dict, dict]:
+    """Per-size ``b_i(s)`` and the valid bound ``min_{|C|=s} rc(C) >= sum of the s smallest
+    b_i(s)``.
+
+    ``rc(C) = sum_{i in C} [1/(2s) sum_{j in C} D_ij - pi_i]`` and each bracket is at least
+    ``b_i(s) = a_i(s)/(2s) - pi_i`` with ``a_i(s)`` the sum of the ``s-1`` smallest
+    distances from ``i`` to other records. Needs ``nbr_dist`` with at least ``2k-1``
+    columns (self first). Returns ``(b, bound)`` dicts keyed by size.
+    """
+    n = nbr_dist.shape[0]
+    cums = np.cumsum(nbr_dist, axis=1)  # cums[:, t] = sum of the t smallest others (self is 0)
+    b, bound = {}, {}
+    for s in range(k, min(2 * k - 1, n) + 1):
+        bs = cums[:, s - 1] / (2.0 * s) - pi
+        b[s] = bs
+        bound[s] = float(np.sum(np.partition(bs, s - 1)[:s])) if n > s else float(bs.sum())
+    return b, bound
+
+
+def lagrangian_bound(pi: np.ndarray, rc_bounds: dict, n: int) -> float:
+    """``sum(pi) + min { sum_s r_s n_s : sum_s s n_s = n, n_s >= 0 integer }``.
+
+    Valid for ANY ``pi`` when ``r_s`` is a lower bound on the reduced cost of every group of
+    size ``s`` (every k-partition into groups of k..2k-1 records has ``n_s`` groups of size
+    ``s`` with ``sum_s s n_s = n``). At least as strong as ``sum(pi) + floor(n/k) min_s r_s``.
+    """
+    f = np.full(n + 1, np.inf)
+    f[0] = 0.0
+    sizes = sorted(rc_bounds)
+    for t in range(1, n + 1):
+        best = np.inf
+        for s in sizes:
+            if s <= t and f[t - s] + rc_bounds[s] < best:
+                best = f[t - s] + rc_bounds[s]
+        f[t] = best
+    return float(np.sum(pi) + f[n])
+
+
+def _candidate_block(Z: np.ndarray, nbr_idx: np.ndarray) -> np.ndarray:
+    """Squared distances among the L candidates of each seed in the block: (b, L, L)."""
+    P = Z[nbr_idx]  # (b, L, d)
+    sq = np.einsum("bld,bld->bl", P, P)
+    D = sq[:, :, None] + sq[:, None, :] - 2.0 * np.einsum("bld,bmd->blm", P, P)
+    np.maximum(D, 0.0, out=D)
+    return D
+
+
+def heuristic_pricing(Z: np.ndarray, nbr_idx: np.ndarray, pi: np.ndarray, k: int, *,
+                      seeds: np.ndarray | None = None, swap_rounds: int = 3,
+                      tol: float = 1e-9) -> list[tuple[np.ndarray, float]]:
+    """Negative reduced-cost groups found greedily around each seed record.
+
+    For each seed, its ``L`` nearest records are the candidates; starting from the seed,
+    the candidate that least increases ``rc`` is added until ``2k-1`` records, and the group
+    at every size ``s`` in ``k..2k-1`` is then improved by best-improvement swaps (one
+    member out, one candidate in) for up to ``swap_rounds`` rounds. Returns
+    ``(rows, rc)`` for every distinct group with ``rc < -tol``, best first.
+
+    Time O(n L^2 (d + k)) per call; memory O(block L^2).
+    """
+    n = Z.shape[0]
+    L = nbr_idx.shape[1]
+    smax = min(2 * k - 1, n)
+    if seeds is None:
+        seeds = np.arange(n)
+    found: dict[bytes, tuple[np.ndarray, float]] = {}
+    step = max(1, (_BLOCK_ELEMS // 4) // (L * L))
+    for start in range(0, seeds.size, step):
+        sb = seeds[start:start + step]
+        cand = nbr_idx[sb]  # (b, L) candidate record ids, seed first
+        D = _candidate_block(Z, cand)
+        P = pi[cand]  # (b, L)
+        b = sb.size
+        ar = np.arange(b)
+        chosen = np.zeros((b, L), dtype=bool)
+        chosen[:, 0] = True
+        acc = D[:, 0, :].copy()  # sum of distances from each candidate to the members
+        for m in range(1, smax):
+            score = acc - (m + 1) * P
+            score[chosen] = np.inf
+            j = np.argmin(score, axis=1)
+            chosen[ar, j] = True
+            acc += D[ar, j, :]
+            s = m + 1
+            if s >= k:
+                cols = _improve_swaps(D, P, chosen.copy(), acc.copy(), s, swap_rounds)
+                _collect(cols, D, P, cand, s, found, tol)
+    out = sorted(found.values(), key=lambda t: t[1])
+    return out
+
+
+def _improve_swaps(D, P, chosen, acc, s, rounds):
+    """Best-improvement swaps on a batch of groups (indicator ``chosen`` over candidates)."""
+    b, L = chosen.shape
+    ar = np.arange(b)
+    for _ in range(rounds):
+        # delta(l out, j in) = (acc_j - D_jl - acc_l)/s + P_l - P_j
+        acc_in = np.where(chosen, np.inf, acc - s * P)  # candidates j not in C: acc_j - s P_j
+        acc_out = np.where(chosen, acc - s * P, np.nan)  # members l: acc_l - s P_l
+        # delta * s = acc_j - s P_j - D_jl - (acc_l - s P_l)
+        delta = acc_in[:, None, :] - D - acc_out[:, :, None]  # (b, l, j)
+        delta = np.where(chosen[:, :, None], delta, np.inf)
+        flat = delta.reshape(b, -1)
+        best = np.argmin(flat, axis=1)
+        val = flat[ar, best]
+        improve = val < -1e-12
+        if not improve.any():
+            break
+        rows = ar[improve]
+        lo, jin = np.divmod(best[improve], L)
+        chosen[rows, lo] = False
+        chosen[rows, jin] = True
+        acc[rows] += D[rows, jin, :] - D[rows, lo, :]
+    return chosen, acc
+
+
+def _collect(cols, D, P, cand, s, found, tol):
+    chosen, acc = cols
+    # rc = (1/2 sum_{l in C} acc_l)/s - sum P_l
+    pair_sum = 0.5 * np.where(chosen, acc, 0.0).sum(axis=1)
+    rc = pair_sum / s - np.where(chosen, P, 0.0).sum(axis=1)
+    for r in np.flatnonzero(rc < -tol):
+        rows = np.sort(cand[r][chosen[r]])
+        key = rows.tobytes()
+        if key not in found:
+            found[key] = (rows, float(rc[r]))
+
+
+def _scaled(values: np.ndarray, factor: float, direction: str) -> np.ndarray:
+    scaled = values * factor
+    out = np.floor(scaled) if direction == "down" else np.ceil(scaled)
+    return out.astype(np.int64)
+
+
+def exact_pricing(Z: np.ndarray, nbr_dist: np.ndarray, pi: np.ndarray, k: int, s: int, *,
+                  time_limit: float | None, deterministic_time: float | None, workers: int,
+                  seed: int, max_records: int, hint: np.ndarray | None = None,
+                  scale_target: float = 1e8) -> dict:
+    """Minimum reduced cost over ALL groups of size ``s``, with a proven lower bound.
+
+    Reduction (each step removes only groups that are proven to have ``rc >= 0``):
+
+    * record ``i`` is dropped when ``b_i(s) + (sum of the s-1 smallest b_l, l != i) >= 0``;
+    * pair ``(i, j)`` is forbidden when
+      ``D_ij/s + (a'_i + a'_j)/(2s) - pi_i - pi_j + B_{s-2} >= 0``, where ``a'_i`` is the
+      sum of the ``s-2`` smallest distances from ``i`` and ``B_{s-2}`` the sum of the
+      ``s-2`` smallest ``b_l(s)`` (a lower bound on what the other members contribute).
+
+    The remaining model ``min sum_{i<j} D_ij/s x_i x_j - sum_i pi_i x_i, sum x = s`` goes
+    to CP-SAT with integer coefficients ``floor(F D_ij / s)`` and ``floor(-F pi_i)``, so the
+    integer objective never exceeds ``F rc``: CP-SAT's proven bound divided by ``F`` is a
+    valid lower bound on ``min rc`` (the recorded ``factor`` is ``F``). A cut-off
+    ``objective <= -1`` asks only for negative columns; an infeasible model proves
+    ``min rc >= 0`` over the kept records.
+
+    Returns a dict: ``bound`` (valid lower bound on the min rc over all groups of size s,
+    always <= 0 unless proven otherwise), ``column`` (rows of the best group found, or None),
+    ``rc`` (its float reduced cost), ``status``, ``records`` (model size), ``pairs``,
+    ``factor``, ``proven`` (whether the bound equals the minimum, up to the scaling).
+    Uses an (m x m) distance block for the m kept records (m <= ``max_records``).
+    """
+    n = Z.shape[0]
+    cums = np.cumsum(nbr_dist, axis=1)
+    bvec = cums[:, s - 1] / (2.0 * s) - pi
+    order = np.argsort(bvec, kind="stable")
+    smallest = bvec[order[:s]]
+    # For each i, the sum of the s-1 smallest b_l over l != i.
+    base = float(smallest[: s - 1].sum())
+    rest = np.full(n, base)
+    in_small = np.zeros(n, dtype=bool)
+    in_small[order[: s - 1]] = True
+    rest[in_small] = base - bvec[in_small] + bvec[order[s - 1]]
+    keep = np.flatnonzero(bvec + rest < 0.0)
+    record_bound = float(smallest.sum())
+    out = {"bound": record_bound, "column": None, "rc": None, "status": "pruned",
+           "records": int(keep.size), "pairs": 0, "factor": None, "proven": False}
+    if keep.size < s:
+        out.update(bound=max(0.0, record_bound), status="no negative column", proven=True)
+        return out
+    if keep.size > max_records:
+        out["status"] = "too large"
+        return out
+    Zk = Z[keep]
+    Dk = _sqdist(Zk, Zk)
+    a2 = cums[keep, s - 2] if s >= 2 else np.zeros(keep.size)  # s-2 smallest distances
+    B2 = float(np.sum(np.sort(bvec)[: s - 2])) if s >= 3 else 0.0
+    pk = pi[keep]
+    test = Dk / s + (a2[:, None] + a2[None, :]) / (2.0 * s) - pk[:, None] - pk[None, :] + B2
+    iu, ju = np.triu_indices(keep.size, 1)
+    allowed = test[iu, ju] < 0.0
+    iu, ju = iu[allowed], ju[allowed]
+    out["pairs"] = int(iu.size)
+    q = Dk[iu, ju] / s
+    biggest = max(float(q.max()) if q.size else 0.0, float(np.abs(pk).max()), 1e-300)
+    factor = scale_target / biggest
+    Q = _scaled(q, factor, "down")
+    lin = _scaled(-pk, factor, "down")
+    hint_local = None
+    if hint is not None:
+        pos = np.searchsorted(keep, hint)
+        if np.all(pos < keep.size) and np.all(keep[np.minimum(pos, keep.size - 1)] == hint):
+            hint_local = pos
+    res = _ortools.cpsat_min_subset(lin, iu, ju, Q, s, upper=-1, hint=hint_local,
+                                    time_limit=time_limit, deterministic_time=deterministic_time,
+                                    workers=workers, seed=seed)
+    out.update(status=res["status"], factor=factor, deterministic_time=res["deterministic_time"])
+    bound_scaled = res["bound"]
+    if bound_scaled is None:
+        cp_bound = -math.inf
+    else:
+        cp_bound = min(0.0, bound_scaled / factor)  # <= every scaled objective / F <= rc
+    # A tiny safety margin for the float division.
+    cp_bound -= 1e-12 * (abs(cp_bound) + 1.0)
+    out["bound"] = max(out["bound"], cp_bound) if math.isfinite(cp_bound) else out["bound"]
+    if res["status"] == "infeasible":
+        out["bound"] = max(0.0, record_bound)
+        out["proven"] = True
+    if res["subset"] is not None:
+        rows = keep[res["subset"]]
+        G = Z[rows]
+        rc = float(((G - G.mean(axis=0)) ** 2).sum() - pi[rows].sum())
+        out["column"] = np.sort(rows)
+        out["rc"] = rc
+        out["proven"] = res["status"] == "optimal"
+    return out
+
+
+def _enumerate_anchor(Dsub: np.ndarray, pis: np.ndarray, s: int, limit_rows: int = 20000,
+                      collect: float | None = None, out: list | None = None):
+    """Best group {0} + (s-1) of 1..m-1 by complete enumeration; Dsub (m x m) with the anchor
+    at position 0. Returns (rc_min, positions). With ``collect``, every group with
+    rc <= collect is appended to ``out`` as (positions, rc)."""
+    import itertools
+
+    m = Dsub.shape[0]
+    best, best_rows = math.inf, None
+    it = itertools.combinations(range(1, m), s - 1)
+    iu, ju = np.triu_indices(s, 1)
+    while True:
+        chunk = np.fromiter(itertools.chain.from_iterable(itertools.islice(it, limit_rows)), dtype=np.int64)
+        if chunk.size == 0:
+            break
+        comb = np.concatenate([np.zeros((chunk.size // (s - 1), 1), dtype=np.int64),
+                               chunk.reshape(-1, s - 1)], axis=1)
+        pair = Dsub[comb[:, iu], comb[:, ju]].sum(axis=1)
+        rc = pair / s - pis[comb].sum(axis=1)
+        if collect is not None:
+            for r in np.flatnonzero(rc <= collect):
+                out.append((comb[r].copy(), float(rc[r])))
+        r = int(np.argmin(rc))
+        if rc[r] < best:
+            best, best_rows = float(rc[r]), comb[r].copy()
+    return best, best_rows
+
+
+def anchored_pricing(Z: np.ndarray, nbr_dist: np.ndarray, pi: np.ndarray, k: int, s: int, *,
+                     deadline=None, enumerate_limit: int = 100_000,
+                     time_limit: float | None = None, deterministic_time: float | None = None,
+                     workers: int = 1, seed: int = 0, scale_target: float = 1e8,
+                     max_anchors: int | None = None, max_found: int | None = None) -> dict:
+    """Minimum reduced cost over ALL groups of size ``s``, anchor by anchor, with a proven
+    lower bound.
+
+    Every group ``C`` is anchored at its lowest-index member ``i``. For the other members
+    ``l`` (all ``> i``), with ``a'_l`` the sum of the ``s-2`` smallest distances from ``l``,
+
+        rc(C) >= -pi_i + sum_{l in C \\ i} e_l,   e_l = (2 D_il + a'_l) / (2s) - pi_l,
+
+    because the terms of ``i`` and ``l`` in ``rc(C) = sum_{u in C}[1/(2s) sum_{v in C} D_uv -
+    pi_u]`` both contain ``D_il/(2s)`` and ``l``'s other distances are at least its
+    ``s-2`` smallest. Hence the anchor bound ``LB_i = -pi_i + (sum of the s-1 smallest
+    e_l)``: anchors with ``LB_i >= 0`` hold no negative group, and inside an anchor only the
+    records ``l`` with ``-pi_i + e_l + (sum of the s-2 smallest other e) < 0`` can be in a
+    negative group. Each remaining anchor is solved exactly, by complete enumeration when
+    ``C(m, s-1) <= enumerate_limit``, else by CP-SAT (integer-scaled, coefficients rounded
+    down, the anchor fixed in), whose proven bound is used when it stops early. An anchor not
+    reached (deadline, ``max_anchors``) contributes its ``LB_i``.
+
+    Returns ``bound`` (valid lower bound on the min rc of size-``s`` groups), ``columns``
+    (negative groups found, one per anchor, as (rows, rc)), ``proven`` (bound equals the
+    minimum, i.e. every anchor was solved to optimality), ``anchors`` (active anchors),
+    ``solved``, ``cpsat_calls``, ``factor`` (smallest CP-SAT scaling factor used).
+    Time O(n^2 d) for the anchor bounds (row blocks, O(block n) memory) plus the anchors.
+    """
+    n = Z.shape[0]
+    cums = np.cumsum(nbr_dist, axis=1)
+    a2 = cums[:, s - 2] if s >= 2 else np.zeros(n)
+    norms = np.einsum("ij,ij->i", Z, Z)
+    step = max(1, _BLOCK_ELEMS // max(n, 1))
+    anchor_lb = np.full(n, np.inf)
+    sum_small = np.zeros(n)  # sum of the s-2 smallest e per anchor
+    cols = np.arange(n)
+    for start in range(0, n, step):
+        stop = min(n, start + step)
+        D = _sqdist(Z[start:stop], Z, norms[start:stop], norms)
+        E = (2.0 * D + a2[None, :]) / (2.0 * s) - pi[None, :]
+        E[cols[None, :] <= np.arange(start, stop)[:, None]] = np.inf
+        if n - 1 < s - 1:
+            continue
+        part = np.partition(E, s - 2, axis=1)[:, : s - 1] if s >= 2 else np.zeros((stop - start, 0))
+        part.sort(axis=1)
+        tot = part.sum(axis=1)
+        anchor_lb[start:stop] = -pi[start:stop] + tot
+        sum_small[start:stop] = part[:, : s - 2].sum(axis=1) if s >= 3 else 0.0
+    active = np.flatnonzero(anchor_lb < 0.0)
+    active = active[np.argsort(anchor_lb[active], kind="stable")]
+    anchor_val = anchor_lb.copy()
+    columns = []
+    solved = 0
+    cp_calls = 0
+    factors = []
+    proven = True
+    for count, i in enumerate(active):
+        if (deadline is not None and deadline.expired()) or (max_anchors is not None and count >= max_anchors) \
+                or (max_found is not None and len(columns) >= max_found):
+            proven = False
+            break
+        Di = np.maximum(norms[i] - 2.0 * (Z @ Z[i]) + norms, 0.0)
+        e = (2.0 * Di + a2) / (2.0 * s) - pi
+        e[: i + 1] = np.inf
+        cand = np.flatnonzero(e + sum_small[i] - pi[i] < 0.0)
+        if s >= 3:
+            extra = np.argpartition(e, s - 3)[: s - 2] if n - i - 1 >= s - 2 else np.array([], dtype=np.int64)
+            cand = np.union1d(cand, extra[np.isfinite(e[extra])])
+        # Tighten: the other s-2 members of l's group lie in the candidate set (or are the
+        # anchor), so a'_l can be taken over those only; repeat while the set shrinks.
+        members = np.concatenate([[i], cand])
+        Dsub = None
+        for _ in range(6):
+            if cand.size < s - 1:
+                break
+            members = np.concatenate([[i], cand])
+            Zm = Z[members]
+            Dsub = _sqdist(Zm, Zm)
+            if s < 3:
+                break
+            Dl = Dsub[1:].copy()  # rows: candidates; columns: anchor + candidates
+            Dl[np.arange(cand.size), np.arange(1, cand.size + 1)] = np.inf  # not itself
+            a_loc = np.sum(np.partition(Dl, s - 3, axis=1)[:, : s - 2], axis=1)
+            e_loc = (2.0 * Dsub[0, 1:] + a_loc) / (2.0 * s) - pi[cand]
+            small = np.sort(e_loc)[: s - 1]
+            if -pi[i] + small.sum() >= 0.0:
+                cand = cand[:0]
+                break
+            thr = pi[i] - small[: s - 2].sum()
+            keep = (e_loc < thr) | (e_loc <= small[s - 3])
+            if keep.all():
+                break
+            cand = cand[keep]
+        if cand.size < s - 1:
+            anchor_val[i] = 0.0  # every group at this anchor is provably non-negative
+            solved += 1
+            continue
+        if Dsub is None or Dsub.shape[0] != cand.size + 1:
+            members = np.concatenate([[i], cand])
+            Zm = Z[members]
+            Dsub = _sqdist(Zm, Zm)
+        pis = pi[members]
+        if math.comb(cand.size, s - 1) <= enumerate_limit:
+            val, pos = _enumerate_anchor(Dsub, pis, s)
+            anchor_val[i] = min(0.0, val)
+            solved += 1
+            if val < -1e-9:
+                rows = np.sort(members[pos])
+                G = Z[rows]
+                columns.append((rows, float(((G - G.mean(axis=0)) ** 2).sum() - pi[rows].sum())))
+            continue
+        m = members.size
+        iu, ju = np.triu_indices(m, 1)
+        q = Dsub[iu, ju] / s
+        biggest = max(float(q.max()), float(np.abs(pis).max()), 1e-300)
+        factor = scale_target / biggest
+        factors.append(factor)
+        Q = _scaled(q, factor, "down")
+        lin = _scaled(-pis, factor, "down")
+        res = _ortools.cpsat_min_subset(lin, iu, ju, Q, s, upper=-1, fixed=0,
+                                        time_limit=time_limit, deterministic_time=deterministic_time,
+                                        workers=workers, seed=seed)
+        cp_calls += 1
+        big = 0
+        if res["status"] == "infeasible":
+            anchor_val[i] = 0.0
+            solved += 1
+        else:
+            b = res["bound"]
+            val = min(0.0, (b + big) / factor) if b is not None and math.isfinite(b) else anchor_lb[i]
+            val -= 1e-12 * (abs(val) + 1.0)
+            anchor_val[i] = max(anchor_lb[i], val)
+            if res["status"] == "optimal":
+                solved += 1
+            else:
+                proven = False
+            if res["subset"] is not None:
+                rows = np.sort(members[res["subset"]])
+                if rows.size == s and i in rows:
+                    G = Z[rows]
+                    rc = float(((G - G.mean(axis=0)) ** 2).sum() - pi[rows].sum())
+                    if rc < -1e-9:
+                        columns.append((rows, rc))
+    finite = anchor_val[np.isfinite(anchor_val)]
+    bound = float(finite.min()) if finite.size else 0.0
+    columns.sort(key=lambda t: t[1])
+    return {"bound": bound, "columns": columns, "proven": proven, "anchors": int(active.size),
+            "solved": solved, "cpsat_calls": cp_calls, "factor": min(factors) if factors else None}
+
+
+def enumerate_below(Z: np.ndarray, nbr_dist: np.ndarray, pi: np.ndarray, k: int, s: int,
+                    threshold: float, *, enumerate_limit: int = 300_000, max_columns: int = 200_000,
+                    deadline=None, budget: int = 2_000_000) -> tuple[list, bool]:
+    """Every group of size ``s`` with reduced cost <= ``threshold`` (>= 0), anchor by anchor.
+
+    The anchor bounds of :func:`anchored_pricing` with 0 replaced by ``threshold`` discard
+    anchors and candidates that cannot reach it; each remaining anchor is enumerated
+    completely. Returns ``(groups, complete)``: ``complete`` is False when an anchor was too
+    large to enumerate, the deadline passed or ``max_columns`` was reached (the groups found
+    are still returned) or when more than ``budget`` groups in all would have to be looked at.
+    """
+    n = Z.shape[0]
+    cums = np.cumsum(nbr_dist, axis=1)
+    a2 = cums[:, s - 2] if s >= 2 else np.zeros(n)
+    norms = np.einsum("ij,ij->i", Z, Z)
+    found: list = []
+    complete = True
+    work = 0
+    for i in range(n - s + 1):
+        if deadline is not None and deadline.expired():
+            return found, False
+        Di = np.maximum(norms[i] - 2.0 * (Z @ Z[i]) + norms, 0.0)
+        e = (2.0 * Di + a2) / (2.0 * s) - pi
+        e[: i + 1] = np.inf
+        order = np.sort(e)[: s - 1]
+        if not np.all(np.isfinite(order)) or -pi[i] + order.sum() > threshold:
+            continue
+        thr = threshold + pi[i] - order[: s - 2].sum()
+        cand = np.flatnonzero((e <= thr) | (e <= order[-1]))
+        cand = cand[np.isfinite(e[cand])]
+        if cand.size < s - 1:
+            continue
+        count = math.comb(cand.size, s - 1)
+        if count > enumerate_limit:
+            complete = False
+            continue
+        work += count
+        if work > budget:
+            return found, False
+        members = np.concatenate([[i], cand])
+        Zm = Z[members]
+        Dsub = _sqdist(Zm, Zm)
+        got: list = []
+        _enumerate_anchor(Dsub, pi[members], s, collect=threshold, out=got)
+        for pos, rc in got:
+            found.append((np.sort(members[pos]), rc))
+        if len(found) > max_columns:
+            return found, False
+    return found, complete

@@ -1,0 +1,244 @@
+"""Column generation and its lower bounds, checked against brute force (n <= 12).
+
+Every bound reported anywhere (progress events, the result, each pricing routine) must be
+<= the exact optimum computed by :func:`tests._helpers.brute_force_optimum`.
+"""
+
+from __future__ import annotations
+
+import itertools
+import math
+
+import numpy as np
+import pytest
+
+import pysdcmicro
+from pysdcmicro import InvalidInputError, column_generation, decomposition
+from pysdcmicro._context import Context
+from pysdcmicro.optimization._column_generation import solve_column_generation
+from pysdcmicro.optimization._pricing import (
+    anchored_pricing,
+    exact_pricing,
+    heuristic_pricing,
+    lagrangian_bound,
+    neighbours,
+    record_bounds,
+)
+
+from ._helpers import assert_k_partition, brute_force_optimum, naive_sse, zscore
+
+DET = {"pricing_deterministic_time": 5.0}
+
+
+def _instance(seed, n=None, k=None):
+    rng = np.random.default_rng(seed)
+    n = int(rng.integers(6, 13)) if n is None else n
+    k = int(rng.choice([2, 3, 4])) if k is None else k
+    X = rng.normal(size=(n, int(rng.integers(1, 4)))) * rng.uniform(0.5, 5)
+    if seed % 3 == 0:  # some ties and duplicates
+        X[: n // 3] = np.round(X[: n // 3])
+        X[-1] = X[0]
+    return X, k
+
+
+def _min_rc_by_size(Z, pi, k):
+    """Exact minimum reduced cost of each size by enumeration (naive)."""
+    n = Z.shape[0]
+    out = {}
+    for s in range(k, min(2 * k - 1, n) + 1):
+        best = math.inf
+        for C in itertools.combinations(range(n), s):
+            G = Z[list(C)]
+            best = min(best, float(((G - G.mean(axis=0)) ** 2).sum()) - pi[list(C)].sum())
+        out[s] = best
+    return out
+
+
+@pytest.mark.parametrize("seed", range(24))
+def test_integer_solution_is_the_brute_force_optimum_and_bounds_are_below(seed):
+    X, k = _instance(seed)
+    n = X.shape[0]
+    res = column_generation(X, k, rng=seed, keep_history=True, **DET)
+    Z = zscore(X)
+    opt, _ = brute_force_optimum(Z, k)
+    assert_k_partition(res.labels, n, k)
+    assert res.sse == pytest.approx(opt, rel=1e-9, abs=1e-12)
+    sst = res.sst
+    assert res.lower_bound is not None
+    assert res.lower_bound * sst / 100 <= opt + 1e-9
+    # Every intermediate Lagrangian bound and the LP value are below the optimum too.
+    for event in res.history:
+        if event.lower_bound is not None:
+            assert event.lower_bound * sst / 100 <= opt + 1e-9
+    if n >= 2 * k:
+        assert res.info["converged"]
+        assert res.info["lp_value"] <= opt + 1e-9
+        assert res.info.get("optimal") is True
+        assert res.gap == pytest.approx(0.0, abs=1e-6)
+
+
+@pytest.mark.parametrize("seed", range(12))
+def test_bound_after_few_iterations_is_valid(seed):
+    """Stopped early (1-3 iterations, no integer step), the bound is still valid."""
+    X, k = _instance(100 + seed)
+    Z = zscore(X)
+    opt, _ = brute_force_optimum(Z, k)
+    for iters in (1, 2, 3):
+        sol = solve_column_generation(Z, k, Context(0), max_iterations=iters, mip=False, **DET)
+        if sol.lower_bound is not None:
+            assert sol.lower_bound <= opt + 1e-9
+        assert sol.status in ("done", "limit")
+
+
+@pytest.mark.parametrize("seed", range(15))
+def test_lagrangian_bound_for_any_duals(seed):
+    """LB(pi) = sum(pi) + min{sum r_s n_s} <= optimum for arbitrary pi, with exact r_s or
+    with the cheap per-record, anchored and CP-SAT bounds in place of r_s."""
+    X, k = _instance(200 + seed)
+    Z = zscore(X)
+    n = Z.shape[0]
+    opt, _ = brute_force_optimum(Z, k)
+    rng = np.random.default_rng(seed)
+    pi = rng.normal(scale=1.0, size=n) + opt / n
+    exact = _min_rc_by_size(Z, pi, k)
+    assert lagrangian_bound(pi, exact, n) <= opt + 1e-9
+    # The DP is never weaker than floor(n/k) * min r_s.
+    r = min(exact.values())
+    assert lagrangian_bound(pi, exact, n) >= pi.sum() + (n // k) * min(0.0, r) - 1e-9
+    _, dist = neighbours(Z, n)
+    _, rec = record_bounds(dist, pi, k)
+    for s, value in exact.items():
+        assert rec[s] <= value + 1e-9
+        anc = anchored_pricing(Z, dist, pi, k, s, deterministic_time=5.0)
+        assert anc["bound"] <= value + 1e-9
+        if anc["proven"]:  # then it is exact up to the sign clip
+            assert anc["bound"] >= min(0.0, value) - 1e-7
+        for rows, rc in anc["columns"]:
+            assert rows.size == s
+            assert rc == pytest.approx(naive_sse(Z[rows], np.zeros(s, dtype=int)) - pi[rows].sum())
+        glob = exact_pricing(Z, dist, pi, k, s, time_limit=None, deterministic_time=5.0, workers=1,
+                             seed=0, max_records=100)
+        assert glob["bound"] <= value + 1e-9
+        if glob["proven"]:
+            assert glob["bound"] >= min(0.0, value) - 1e-6
+
+
+@pytest.mark.parametrize("scale_target", [50.0, 1e3, 1e8])
+def test_integer_scaling_rounds_in_the_safe_direction(scale_target):
+    """With coarse integer scaling, CP-SAT's bound (and the anchored CP-SAT path) stays <=
+    the true minimum reduced cost."""
+    X, k = _instance(7, n=11, k=3)
+    Z = zscore(X)
+    n = Z.shape[0]
+    rng = np.random.default_rng(3)
+    pi = rng.uniform(0.0, 2.0, size=n)
+    exact = _min_rc_by_size(Z, pi, k)
+    _, dist = neighbours(Z, n)
+    for s, value in exact.items():
+        glob = exact_pricing(Z, dist, pi, k, s, time_limit=None, deterministic_time=5.0, workers=1,
+                             seed=0, max_records=100, scale_target=scale_target)
+        assert glob["bound"] <= value + 1e-12
+        anc = anchored_pricing(Z, dist, pi, k, s, deterministic_time=5.0, enumerate_limit=0,
+                               scale_target=scale_target)
+        assert anc["cpsat_calls"] >= 0
+        assert anc["bound"] <= value + 1e-12
+
+
+def test_heuristic_columns_have_the_reduced_cost_they_claim():
+    X, k = _instance(11, n=12, k=3)
+    Z = zscore(X)
+    pi = np.full(12, 1.0)
+    idx, _ = neighbours(Z, 8)
+    cols = heuristic_pricing(Z, idx, pi, k)
+    assert cols
+    for rows, rc in cols:
+        assert k <= rows.size <= 2 * k - 1
+        assert rc < 0
+        assert rc == pytest.approx(naive_sse(Z[rows], np.zeros(rows.size, dtype=int)) - pi[rows].sum())
+
+
+def test_neighbours_match_a_full_sort():
+    Z = zscore(np.random.default_rng(0).normal(size=(50, 3)))
+    idx, dist = neighbours(Z, 7)
+    D = ((Z[:, None] - Z[None]) ** 2).sum(-1)
+    for i in range(50):
+        assert idx[i, 0] == i
+        np.testing.assert_allclose(dist[i], np.sort(D[i])[:7], atol=1e-12)
+
+
+@pytest.mark.parametrize("lp_solver", ["highs", "glop"])
+@pytest.mark.parametrize("mip_solver", ["highs", "cpsat"])
+def test_lp_and_mip_engines_agree(lp_solver, mip_solver):
+    X, k = _instance(5, n=12, k=3)
+    ref = column_generation(X, k, rng=0, **DET)
+    res = column_generation(X, k, rng=0, lp_solver=lp_solver, mip_solver=mip_solver,
+                            mip_deterministic_time=5.0, **DET)
+    assert res.info["lp_value"] == pytest.approx(ref.info["lp_value"], rel=1e-7)
+    assert res.sse == pytest.approx(ref.sse, rel=1e-9)
+
+
+def test_casc_subset_gap_is_small(casc):
+    """60 Tarragona records at k=3: converged LP bound, integer solution within 1 %."""
+    df = casc("tarragona")
+    rows = np.sort(np.random.default_rng(1).choice(len(df), 60, replace=False))
+    res = column_generation(df.iloc[rows], 3, rng=0, **DET)
+    assert res.info["converged"]
+    assert res.lower_bound <= res.information_loss + 1e-9
+    assert res.gap <= 0.01
+    mdav_il = pysdcmicro.mdav(df.iloc[rows], 3).information_loss
+    assert res.information_loss <= mdav_il
+
+
+def test_time_limit_keeps_a_valid_incumbent_and_bound():
+    X = np.random.default_rng(4).normal(size=(80, 3))
+    res = column_generation(X, 3, rng=0, time_limit=0.3)
+    assert_k_partition(res.labels, 80, 3)
+    assert res.status in ("done", "limit")
+    assert res.information_loss <= pysdcmicro.mdav(X, 3).information_loss + 1e-9
+    if res.lower_bound is not None:
+        assert res.lower_bound <= res.information_loss + 1e-9
+
+
+@pytest.mark.parametrize("option,value,message", [
+    ("lp_solver", "cplex", "`lp_solver` must be one of 'highs', 'glop'; got 'cplex'."),
+    ("max_columns", 5, "`max_columns` must be an integer >= 100; got 5."),
+    ("pricing_time", 0, "`pricing_time` must be > 0; got 0."),
+    ("exact_model", "full", "`exact_model` must be one of 'anchored', 'global'; got 'full'."),
+])
+def test_bad_options(option, value, message):
+    with pytest.raises(InvalidInputError, match=message.replace("(", r"\(").replace(")", r"\)").replace(".", r"\.")):
+        column_generation(np.random.default_rng(0).normal(size=(10, 2)), 2, **{option: value})
+
+
+def test_decomposition_never_worse_than_its_start_and_independent_of_n_jobs():
+    X = np.random.default_rng(9).normal(size=(90, 3))
+    a = decomposition(X, 3, s=3, n_jobs=1, rng=5, **DET)
+    b = decomposition(X, 3, s=3, n_jobs=2, rng=5, **DET)
+    np.testing.assert_array_equal(a.labels, b.labels)
+    assert_k_partition(a.labels, 90, 3)
+    assert a.info["subsets"] == 3
+    assert a.sse <= a.info["step2_sse"] + 1e-9
+    assert a.sse == pytest.approx(naive_sse(zscore(X), a.labels), rel=1e-9)
+    assert a.lower_bound is None
+
+
+def test_split_along_groups_keeps_groups_whole():
+    from pysdcmicro.optimization._decomposition import split_along_groups
+
+    Z = zscore(np.random.default_rng(2).normal(size=(100, 2)))
+    labels = pysdcmicro.constructive.mdav_labels(Z, 4)
+    for order in ("path", "sequential"):
+        subsets = split_along_groups(Z, labels, 4, order)
+        assert 1 <= len(subsets) <= 4
+        assert sorted(np.concatenate(subsets).tolist()) == list(range(100))
+        for rows in subsets:
+            inside = set(rows.tolist())
+            for g in np.unique(labels[rows]):
+                assert set(np.flatnonzero(labels == g).tolist()) <= inside
+
+
+def test_cli_report_shows_the_lower_bound():
+    X, k = _instance(2, n=12, k=3)
+    res = column_generation(X, k, rng=0, **DET)
+    assert "lower bound" in res.summary()
+    assert res.to_dict()["lower_bound"] == res.lower_bound
