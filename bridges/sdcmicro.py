@@ -249,6 +249,12 @@ class _Session:
             raise RUnavailableError(
                 f"rpy2 not importable: {exc}. Install the R extra: {_PIP_HINT}."
             ) from exc
+        # Starting embedded R makes rpy2 put R's library path (R's `etc/ldpaths`) into this
+        # process's LD_LIBRARY_PATH. R's libraries are loaded by then, but every child process
+        # started afterwards inherits it: a spawned Python (multiprocessing, Dask workers, the
+        # CLI in a subprocess) may then load the system's libpython instead of its own and
+        # fail (seen: pyenv's Python picking Debian's libpython3.11). So put it back.
+        saved_ld_path = os.environ.get("LD_LIBRARY_PATH")
         try:
             import rpy2.robjects as ro
             from rpy2.robjects import pandas2ri
@@ -260,6 +266,11 @@ class _Session:
                 f"{_r_version_from_shell()} ({type(exc).__name__}: {exc}). rpy2 >= 3.6 needs a newer R than "
                 f"Debian 12's 4.2 (it calls R_getVar); with R 4.2 use rpy2 3.5.17: {_PIP_HINT}."
             ) from exc
+        finally:
+            if saved_ld_path is None:
+                os.environ.pop("LD_LIBRARY_PATH", None)
+            else:
+                os.environ["LD_LIBRARY_PATH"] = saved_ld_path
         self.ro = ro
         self.RS4 = RS4
         self.localconverter = localconverter

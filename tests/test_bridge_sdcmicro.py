@@ -489,3 +489,15 @@ def test_minus_999_is_missing_for_sdcmicro_mdav(sdc):
     table = bridge.compare(X, ["a", "b"], 3, methods=["sdcMicro:mdav", "mdav"])
     assert table.loc["mdav", "identical_groups_to"] == ""
     assert table.loc["mdav", "IL"] < table.loc["sdcMicro:mdav", "IL"]
+
+
+def test_starting_r_leaves_child_processes_working(r_only):
+    # rpy2 puts R's library path into LD_LIBRARY_PATH when it starts R; a Python started
+    # afterwards (process pools, Dask workers) could then load another libpython and fail.
+    # The bridge restores the variable once R is up.
+    before = os.environ.get("LD_LIBRARY_PATH")
+    bridge.check_r(sdcmicro=False)
+    assert os.environ.get("LD_LIBRARY_PATH") == before
+    proc = subprocess.run([sys.executable, "-c", "import ssl, multiprocessing; print('ok')"],
+                          capture_output=True, text=True, timeout=60)
+    assert proc.returncode == 0 and proc.stdout.strip() == "ok", proc.stderr
