@@ -389,7 +389,6 @@ def microaggregate(frame: Any, k: int, *, variables: Any = None, method: str | C
 
     root = Context(rng, time_limit, callback=callback, sst=total if scaling == "standardize" else None,
                    method=full_name, keep_history=keep_history)
-    rng_gen = root.rng
 
     from .large._blocked import plan_blocks, solve_blocked
 
@@ -444,7 +443,6 @@ def microaggregate(frame: Any, k: int, *, variables: Any = None, method: str | C
         "blocks": None if plan is None else plan.settings(),
         "versions": _versions(),
     }
-    del rng_gen
     return MicroaggregationResult(
         data=data, labels=labels, groups=groups, k=k, method=full_name, sse=sse_value, sst=total,
         information_loss=il, lower_bound=lower_il, gap=gap, status=status, message=message,
