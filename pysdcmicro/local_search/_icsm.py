@@ -52,6 +52,7 @@ from .._registry import register_improvement, register_method
 from .._result import Solution
 from .._validation import check_choice, check_positive_int
 from ..constructive._mdav import mdav_labels
+from ..univariate._hansen_mukherjee import circular_runs
 from ._state import BLOCK, Partition, tolerance
 
 __all__ = ["icsm", "partition_tour", "circular_runs", "tour_to_assignment", "simple_heuristic",
@@ -92,69 +93,6 @@ def partition_tour(P: Partition) -> np.ndarray:
         dist += pen
         entry = int(np.argmin(dist))
     return path
-
-
-def circular_runs(Zo: np.ndarray, k: int, max_size: int | None = None) -> tuple[np.ndarray, float]:
-    """Best partition of the cyclic sequence ``Zo`` into runs of k..max_size consecutive
-    rows (Tour2Assignment, Algorithm 5). Returns (run sizes starting at row ``shift``,
-    cost) packed as ``(labels in sequence order, cost)``.
-
-    Some run starts among the first ``max_size`` rows, so the best over those rotations is
-    optimal. The rotations are solved together: one DP over the doubled sequence with the
-    rotation as a vector dimension, so the Python loop has n/k steps (not (2k-1) n/k).
-    Time O(n k^2 d), memory O(n k). Same optimum as
-    :func:`pysdcmicro.univariate.optimal_runs` with ``circular=True`` (tested).
-    """
-    n, d = Zo.shape
-    m = 2 * k - 1 if max_size is None else max_size
-    if n < 2 * k:
-        G = Zo - Zo.mean(axis=0)
-        return np.zeros(n, dtype=np.int64), float(np.einsum("ij,ij->", G, G))
-    R = min(m, n)
-    Zc = Zo - Zo.mean(axis=0)
-    Zd = np.concatenate([Zc, Zc[:R - 1]])
-    N = Zd.shape[0]
-    Pf = np.zeros((N + 1, d))
-    np.cumsum(Zd, axis=0, out=Pf[1:])
-    Qf = np.zeros(N + 1)
-    np.cumsum(np.einsum("ij,ij->i", Zd, Zd), out=Qf[1:])
-    sizes = np.arange(k, m + 1)
-    K = sizes.size
-    cost = np.full((K, N + 1), np.inf)
-    for row, sz in enumerate(sizes):
-        diff = Pf[sz:] - Pf[:-sz]
-        cost[row, sz:] = np.maximum((Qf[sz:] - Qf[:-sz]) - np.einsum("ij,ij->i", diff, diff) / sz, 0.0)
-    best = np.full((R, n + 1), np.inf)
-    best[:, 0] = 0.0
-    choice = np.zeros((R, n + 1), dtype=np.int64)
-    rot = np.arange(R)
-    j = k
-    while j <= n:
-        stop = min(j + k, n + 1)
-        cols = np.arange(j, stop)
-        prev = cols[None, :] - sizes[:, None]                       # (K, c)
-        valid = prev >= 0
-        prevc = np.where(valid, prev, 0)
-        cand = best[:, prevc]                                          # (R, K, c)
-        cand = np.where(valid[None], cand, np.inf)
-        cand += cost[np.arange(K)[None, :, None], rot[:, None, None] + cols[None, None, :]]
-        arg = cand.argmin(axis=1)                                      # (R, c)
-        best[:, cols] = np.take_along_axis(cand, arg[:, None, :], axis=1)[:, 0, :]
-        choice[:, cols] = sizes[arg]
-        j = stop
-    finals = best[:, n]
-    r = int(np.argmin(finals))
-    runs = []
-    pos = n
-    while pos > 0:
-        sz = int(choice[r, pos])
-        runs.append(sz)
-        pos -= sz
-    runs.reverse()
-    run_of = np.repeat(np.arange(len(runs), dtype=np.int64), runs)
-    labels = np.empty(n, dtype=np.int64)
-    labels[(np.arange(n) + r) % n] = run_of
-    return labels, float(finals[r])
 
 
 def tour_to_assignment(P: Partition, k: int, max_size: int | None = None) -> tuple[np.ndarray, float]:

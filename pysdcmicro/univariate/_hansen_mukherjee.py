@@ -21,7 +21,7 @@ from __future__ import annotations
 
 import numpy as np
 
-__all__ = ["optimal_runs", "run_costs"]
+__all__ = ["optimal_runs", "run_costs", "circular_runs"]
 
 
 def run_costs(Zo: np.ndarray, k: int, max_size: int | None = None) -> np.ndarray:
@@ -77,6 +77,69 @@ def _linear(C: np.ndarray, n: int, k: int) -> tuple[float, np.ndarray]:
     return float(best[n]), np.array(runs[::-1], dtype=np.int64)
 
 
+def circular_runs(Zo: np.ndarray, k: int, max_size: int | None = None) -> tuple[np.ndarray, float]:
+    """Best partition of the cyclic sequence ``Zo`` into runs of k..max_size consecutive
+    rows (Tour2Assignment, Algorithm 5). Returns (run sizes starting at row ``shift``,
+    cost) packed as ``(labels in sequence order, cost)``.
+
+    Some run starts among the first ``max_size`` rows, so the best over those rotations is
+    optimal. The rotations are solved together: one DP over the doubled sequence with the
+    rotation as a vector dimension, so the Python loop has n/k steps (not (2k-1) n/k).
+    Time O(n k^2 d), memory O(n k). :func:`optimal_runs` with ``circular=True`` uses it;
+    tested against brute force and against the rotation-by-rotation DP.
+    """
+    n, d = Zo.shape
+    m = 2 * k - 1 if max_size is None else max_size
+    if n < 2 * k:
+        G = Zo - Zo.mean(axis=0)
+        return np.zeros(n, dtype=np.int64), float(np.einsum("ij,ij->", G, G))
+    R = min(m, n)
+    Zc = Zo - Zo.mean(axis=0)
+    Zd = np.concatenate([Zc, Zc[:R - 1]])
+    N = Zd.shape[0]
+    Pf = np.zeros((N + 1, d))
+    np.cumsum(Zd, axis=0, out=Pf[1:])
+    Qf = np.zeros(N + 1)
+    np.cumsum(np.einsum("ij,ij->i", Zd, Zd), out=Qf[1:])
+    sizes = np.arange(k, m + 1)
+    K = sizes.size
+    cost = np.full((K, N + 1), np.inf)
+    for row, sz in enumerate(sizes):
+        diff = Pf[sz:] - Pf[:-sz]
+        cost[row, sz:] = np.maximum((Qf[sz:] - Qf[:-sz]) - np.einsum("ij,ij->i", diff, diff) / sz, 0.0)
+    best = np.full((R, n + 1), np.inf)
+    best[:, 0] = 0.0
+    choice = np.zeros((R, n + 1), dtype=np.int64)
+    rot = np.arange(R)
+    j = k
+    while j <= n:
+        stop = min(j + k, n + 1)
+        cols = np.arange(j, stop)
+        prev = cols[None, :] - sizes[:, None]                       # (K, c)
+        valid = prev >= 0
+        prevc = np.where(valid, prev, 0)
+        cand = best[:, prevc]                                          # (R, K, c)
+        cand = np.where(valid[None], cand, np.inf)
+        cand += cost[np.arange(K)[None, :, None], rot[:, None, None] + cols[None, None, :]]
+        arg = cand.argmin(axis=1)                                      # (R, c)
+        best[:, cols] = np.take_along_axis(cand, arg[:, None, :], axis=1)[:, 0, :]
+        choice[:, cols] = sizes[arg]
+        j = stop
+    finals = best[:, n]
+    r = int(np.argmin(finals))
+    runs = []
+    pos = n
+    while pos > 0:
+        sz = int(choice[r, pos])
+        runs.append(sz)
+        pos -= sz
+    runs.reverse()
+    run_of = np.repeat(np.arange(len(runs), dtype=np.int64), runs)
+    labels = np.empty(n, dtype=np.int64)
+    labels[(np.arange(n) + r) % n] = run_of
+    return labels, float(finals[r])
+
+
 def optimal_runs(Z: np.ndarray, order: np.ndarray, k: int, *, circular: bool = False,
                  max_size: int | None = None) -> tuple[np.ndarray, float]:
     """Best partition of the records into runs of consecutive records of ``order``.
@@ -118,17 +181,14 @@ def optimal_runs(Z: np.ndarray, order: np.ndarray, k: int, *, circular: bool = F
         G = Z[order]
         return labels, float(((G - G.mean(axis=0)) ** 2).sum())
     Zo = np.ascontiguousarray(Z[order])
-    best_cost, best_runs, best_shift = np.inf, None, 0
-    shifts = range(min(max_size, n)) if circular else range(1)
-    for shift in shifts:
-        Zs = Zo if shift == 0 else np.roll(Zo, -shift, axis=0)
-        cost, runs = _linear(run_costs(Zs, k, max_size), n, k)
-        if cost < best_cost - 1e-12 * max(1.0, abs(best_cost)) or best_runs is None:
-            best_cost, best_runs, best_shift = cost, runs, shift
-    if best_runs is None or not np.isfinite(best_cost):
-        # n between max_size and ... with no feasible split (cannot happen for max_size >= 2k-1)
+    if circular:
+        seq_labels, cost = circular_runs(Zo, k, max_size)
+        labels = np.empty(n, dtype=np.int64)
+        labels[order] = seq_labels
+        return labels, cost
+    best_cost, best_runs = _linear(run_costs(Zo, k, max_size), n, k)
+    if best_runs.size == 0 or not np.isfinite(best_cost):
         raise ValueError(f"no partition of {n} records into runs of {k}..{max_size}")
-    run_of_pos = np.repeat(np.arange(best_runs.size, dtype=np.int64), best_runs)
     labels = np.empty(n, dtype=np.int64)
-    labels[order[(np.arange(n) + best_shift) % n]] = run_of_pos
+    labels[order] = np.repeat(np.arange(best_runs.size, dtype=np.int64), best_runs)
     return labels, best_cost
