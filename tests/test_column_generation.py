@@ -210,10 +210,10 @@ def test_bad_options(option, value, message):
         column_generation(np.random.default_rng(0).normal(size=(10, 2)), 2, **{option: value})
 
 
-def test_decomposition_never_worse_than_its_start_and_independent_of_n_jobs():
+def test_decomposition_never_worse_than_its_start_and_independent_of_processes():
     X = np.random.default_rng(9).normal(size=(90, 3))
-    a = decomposition(X, 3, s=3, n_jobs=1, rng=5, **DET)
-    b = decomposition(X, 3, s=3, n_jobs=2, rng=5, **DET)
+    a = decomposition(X, 3, s=3, processes=1, rng=5, **DET)
+    b = decomposition(X, 3, s=3, processes=2, rng=5, **DET)
     np.testing.assert_array_equal(a.labels, b.labels)
     assert_k_partition(a.labels, 90, 3)
     assert a.info["subsets"] == 3
@@ -242,3 +242,38 @@ def test_cli_report_shows_the_lower_bound():
     res = column_generation(X, k, rng=0, **DET)
     assert "lower bound" in res.summary()
     assert res.to_dict()["lower_bound"] == res.lower_bound
+
+
+@pytest.mark.parametrize("local_search", ["icsm", "none"])
+def test_decomposition_local_search_choices(local_search):
+    X = np.random.default_rng(4).normal(size=(60, 3))
+    res = decomposition(X, 3, s=2, processes=1, rng=1, local_search=local_search, **DET)
+    assert_k_partition(res.labels, 60, 3)
+    assert res.info["local_search"] == local_search
+    assert res.sse == pytest.approx(naive_sse(zscore(X), res.labels), rel=1e-9)
+    # never worse than the best of MDAV and V-MDAV (step 2), and step 7 never worse than step 5
+    assert res.sse <= res.info["step2_sse"] + 1e-9
+    assert res.info["step7_sse"] <= res.info["step5_sse"] + 1e-9
+
+
+def test_decomposition_icsm_restarts_without_time_limit_falls_back_to_one_run():
+    X = np.random.default_rng(5).normal(size=(45, 2))
+    res = decomposition(X, 3, s=2, processes=1, rng=0, local_search="icsm-restarts", **DET)
+    assert_k_partition(res.labels, 45, 3)
+    assert "ICSM ran without restarts" in res.message
+
+
+@pytest.mark.parametrize("option, value, message", [
+    ("local_search", "tabu", "`local_search` must be one of 'two-swap', 'icsm', 'icsm-restarts', 'none'; got 'tabu'."),
+    ("processes", -1, "`processes` must be an integer >= 0; got -1."),
+])
+def test_decomposition_bad_options(option, value, message):
+    with pytest.raises(InvalidInputError) as err:
+        decomposition(np.random.default_rng(0).normal(size=(12, 2)), 3, **{option: value})
+    assert message in str(err.value)
+
+
+def test_column_generation_bad_stall_share():
+    with pytest.raises(InvalidInputError) as err:
+        column_generation(np.random.default_rng(0).normal(size=(10, 2)), 2, stall_share=2)
+    assert "`stall_share`" in str(err.value) and "got 2" in str(err.value)

@@ -83,7 +83,8 @@ def solve_column_generation(Z: np.ndarray, k: int, ctx: Context, *,
                             lp_solver: str = "glop", lp_share: float = 0.8,
                             enumerate_limit: int = 50_000, exact_model: str = "anchored",
                             enumerate_anchor: int = 300_000, mip_solver: str = "highs",
-                            anchor_time: float = 2.0, close_gap: bool = True) -> Solution:
+                            anchor_time: float = 2.0, close_gap: bool = True,
+                            stall_share: float = 0.25) -> Solution:
     """The column-generation engine (see :func:`column_generation`)."""
     n = Z.shape[0]
     started = time.monotonic()
@@ -173,6 +174,7 @@ def solve_column_generation(Z: np.ndarray, k: int, ctx: Context, *,
             bounds = {}
             proven = []
             found = 0
+            unproven = 0  # anchors (or global models) that stopped at their limit this round
             for s in range(k, min(2 * k - 1, n) + 1):
                 if cg_ctx.expired():
                     break
@@ -186,6 +188,7 @@ def solve_column_generation(Z: np.ndarray, k: int, ctx: Context, *,
                                            workers=workers, seed=ctx.seed())
                     exact_calls += res["cpsat_calls"]
                     found_cols = res["columns"]
+                    unproven += max(0, res["anchors"] - res["solved"])
                     info_anchor.append((s, res["anchors"], res["solved"]))
                 else:
                     res = exact_pricing(Z, nbr_dist, pi, k, s, time_limit=tl,
@@ -193,6 +196,7 @@ def solve_column_generation(Z: np.ndarray, k: int, ctx: Context, *,
                                         seed=ctx.seed(), max_records=exact_max_records)
                     exact_calls += 1
                     exact_det += res.get("deterministic_time", 0.0)
+                    unproven += 0 if res["proven"] else 1
                     found_cols = [(res["column"], res["rc"])] if res["column"] is not None else []
                 if res["factor"] is not None:
                     factors.append(res["factor"])
@@ -215,21 +219,27 @@ def solve_column_generation(Z: np.ndarray, k: int, ctx: Context, *,
             lb_filter = max(lb_filter, _safe(lagrangian_bound(pi, _clip(bounds), n), pi))
             lower = max(lower, lb_pi)
             added = found
+            # Stalled (no column, some anchors stopped at their per-call limit without a
+            # proof): give them more time and price again (the LP is unchanged) -- but only
+            # while a whole round at the raised limit fits in a quarter of the time left, so
+            # that on large sets the budget is not spent in a few exact rounds (measured on
+            # full Tarragona k = 3: uncapped raises left 3 exact rounds in 1200 s and a worse
+            # pool, see benchmarks/results/colgen.md).
+            raised = min(pricing_time, 4 * anchor_time)
+            can_raise = (found == 0 and unproven > 0 and not cg_ctx.expired()
+                         and anchor_time < pricing_time and pricing_deterministic_time is None
+                         and unproven * raised <= stall_share * cg_ctx.remaining())
             if found == 0 and len(proven) == min(2 * k - 1, n) - k + 1:
                 converged = all(proven)
-                if not converged and not cg_ctx.expired() and anchor_time < pricing_time \
-                        and pricing_deterministic_time is None:
-                    # Some anchors' CP-SAT calls stopped at their limit without a proof:
-                    # give them more time (the LP is unchanged) and price again.
-                    anchor_time = min(pricing_time, 4 * anchor_time)
+                if not converged and can_raise:
+                    anchor_time = raised
                     notes_stall.append(anchor_time)
                     continue
+                if not converged:
+                    notes.append(f"exact pricing: {unproven} anchors unproven at {anchor_time:g} s each")
                 break
-            if found == 0 and not cg_ctx.expired() and anchor_time < pricing_time \
-                    and pricing_deterministic_time is None:
-                # Stalled: some anchors' CP-SAT calls stopped early without a column. Give
-                # them more time (the LP is unchanged) and price again.
-                anchor_time = min(pricing_time, 4 * anchor_time)
+            if can_raise:
+                anchor_time = raised
                 notes_stall.append(anchor_time)
                 continue
             if found == 0:
@@ -461,7 +471,7 @@ def _column_generation_solver(Z: np.ndarray, k: int, ctx: Context, *, max_iterat
                               workers: int = 1, lp_solver: str = "glop",
                               enumerate_limit: int = 50000, exact_model: str = "anchored",
                               mip_solver: str = "highs", anchor_time: float = 2.0,
-                              close_gap: bool = True) -> Solution:
+                              close_gap: bool = True, stall_share: float = 0.25) -> Solution:
     check_positive_int(max_iterations, "max_iterations", allow_none=True)
     check_positive_int(neighbours, "neighbours", minimum=0)
     check_positive_int(columns_per_iteration, "columns_per_iteration", minimum=0)
@@ -477,6 +487,7 @@ def _column_generation_solver(Z: np.ndarray, k: int, ctx: Context, *, max_iterat
     check_choice(exact_model, "exact_model", ("anchored", "global"))
     check_choice(mip_solver, "mip_solver", ("highs", "cpsat"))
     check_number(anchor_time, "anchor_time", low=0, low_open=True)
+    check_number(stall_share, "stall_share", low=0, high=1)
     return solve_column_generation(
         Z, k, ctx, max_iterations=max_iterations, neighbours_count=neighbours,
         columns_per_iteration=columns_per_iteration, max_columns=max_columns, exact=exact,
@@ -484,7 +495,7 @@ def _column_generation_solver(Z: np.ndarray, k: int, ctx: Context, *, max_iterat
         pricing_deterministic_time=pricing_deterministic_time, mip=mip, mip_time=mip_time,
         mip_deterministic_time=mip_deterministic_time, workers=workers, lp_solver=lp_solver,
         enumerate_limit=enumerate_limit, exact_model=exact_model, mip_solver=mip_solver,
-        anchor_time=anchor_time, close_gap=close_gap)
+        anchor_time=anchor_time, close_gap=close_gap, stall_share=stall_share)
 
 
 def column_generation(X, k, *, variables=None, scaling="standardize", improve=None, rng=None,
@@ -508,7 +519,9 @@ def column_generation(X, k, *, variables=None, scaling="standardize", improve=No
         exact pricing when the heuristic finds nothing), ``exact_max_records`` (largest
         reduced pricing model), ``pricing_time`` / ``pricing_deterministic_time`` (limit per
         CP-SAT pricing call), ``anchor_time`` (first limit per anchored CP-SAT call; raised
-        when pricing stalls), ``exact_model`` ("anchored", or "global": one CP-SAT model
+        fourfold, up to ``pricing_time``, when pricing stalls with anchors unproven, as long
+        as a whole round at the raised limit fits in ``stall_share`` (default 0.25, 0 =
+        never raise) of the time left), ``exact_model`` ("anchored", or "global": one CP-SAT model
         over the records left by per-record and per-pair bounds), ``enumerate_limit``
         (enumerate every group when there are at most this many: proven optimum),
         ``close_gap`` (after an optimal MIP with a gap <= 2 %, enumerate up to 50,000 groups

@@ -33,12 +33,28 @@ def _optional(kind: str, name: str):
         return None
 
 
-def _two_swap(Z, labels, k, ctx, notes, stage):
-    spec = _optional("improvement", "two-swap")
-    if spec is None:
-        notes.append(f"{stage}: two-swap not available, skipped")
+_LOCAL_SEARCH = {
+    # name: (registered improvement, its options)
+    "two-swap": ("two-swap", {}),
+    "icsm": ("icsm", {}),
+    "icsm-restarts": ("icsm", {"max_restarts": None}),
+}
+
+
+def _local_search(Z, labels, k, ctx, notes, stage, kind):
+    """Steps 3 and 7: the chosen local search from ``labels``; never raises the SSE."""
+    if kind == "none":
         return labels, None
-    sol = spec.core(Z, labels, k, ctx.child(stage=stage))
+    name, options = _LOCAL_SEARCH[kind]
+    spec = _optional("improvement", name)
+    if spec is None:
+        notes.append(f"{stage}: {name} not available, skipped")
+        return labels, None
+    sub = ctx.child(stage=stage)
+    if options.get("max_restarts", 0) is None and not sub.deadline.limited:
+        options = {**options, "max_restarts": 0}
+        notes.append(f"{stage}: no time limit, ICSM ran without restarts")
+    sol = spec.core(Z, labels, k, sub, **options)
     new = np.asarray(sol.labels)
     if sse(Z, new) <= sse(Z, labels) + 1e-12:
         return new, sol.status
@@ -98,13 +114,14 @@ def _solve_subset(args):
 @register_method("decomposition", randomized=False,
                  summary="decomposition heuristic: MDAV/V-MDAV, two-swap, column generation per subset, two-swap")
 def _decomposition_solver(Z: np.ndarray, k: int, ctx: Context, *, s: int = 10, step3: bool = True,
-                          split: str = "path", n_jobs: int = 0, subset_time_limit: float | None = None,
-                          max_iterations: int | None = None,
+                          local_search: str = "two-swap", split: str = "path", processes: int = 0,
+                          subset_time_limit: float | None = None, max_iterations: int | None = None,
                           pricing_deterministic_time: float | None = None,
                           mip_time: float = 60.0, mip_deterministic_time: float | None = None) -> Solution:
     check_positive_int(s, "s")
+    check_choice(local_search, "local_search", ("two-swap", "icsm", "icsm-restarts", "none"))
     check_choice(split, "split", ("path", "sequential"))
-    check_positive_int(n_jobs, "n_jobs", minimum=0)
+    check_positive_int(processes, "processes", minimum=0)
     check_number(subset_time_limit, "subset_time_limit", low=0, low_open=True, allow_none=True)
     check_positive_int(max_iterations, "max_iterations", allow_none=True)
     check_number(pricing_deterministic_time, "pricing_deterministic_time", low=0, low_open=True, allow_none=True)
@@ -112,7 +129,7 @@ def _decomposition_solver(Z: np.ndarray, k: int, ctx: Context, *, s: int = 10, s
     check_number(mip_deterministic_time, "mip_deterministic_time", low=0, low_open=True, allow_none=True)
     n = Z.shape[0]
     notes: list[str] = []
-    info: dict = {"s": s, "split": split}
+    info: dict = {"s": s, "split": split, "local_search": local_search}
     # Step 2: best of MDAV and V-MDAV.
     candidates = [("mdav", mdav_labels(Z, k))]
     vspec = _optional("method", "vmdav")
@@ -129,15 +146,15 @@ def _decomposition_solver(Z: np.ndarray, k: int, ctx: Context, *, s: int = 10, s
         return Solution(labels=labels, status=status, message="; ".join(notes), info=info)
     # Step 3.
     if step3:
-        labels, _ = _two_swap(Z, labels, k, ctx.child(fraction=0.2), notes, "step 3")
+        labels, _ = _local_search(Z, labels, k, ctx.child(fraction=0.2), notes, "step 3", local_search)
         info["step3_sse"] = sse(Z, labels)
         ctx.offer(labels, info["step3_sse"])
     # Step 4.
     subsets = split_along_groups(Z, labels, s, split)
     info["subsets"] = len(subsets)
-    jobs = n_jobs or (os.cpu_count() or 1)
+    jobs = processes or (os.cpu_count() or 1)
     jobs = max(1, min(jobs, len(subsets)))
-    info["n_jobs"] = jobs
+    info["processes"] = jobs
     # Step 5: time per subset.
     rem = ctx.remaining()
     per = subset_time_limit
@@ -176,7 +193,7 @@ def _decomposition_solver(Z: np.ndarray, k: int, ctx: Context, *, s: int = 10, s
     info["step5_sse"] = sse(Z, union)
     ctx.offer(union, info["step5_sse"])
     # Step 7.
-    final, _ = _two_swap(Z, union, k, ctx, notes, "step 7")
+    final, _ = _local_search(Z, union, k, ctx, notes, "step 7", local_search)
     info["step7_sse"] = sse(Z, final)
     status = "limit" if ("limit" in statuses or ctx.expired()) else "done"
     return Solution(labels=final, status=status, message="; ".join(notes), info=info)
@@ -189,7 +206,7 @@ def decomposition(X, k, *, variables=None, scaling="standardize", improve=None, 
     Steps (Castro, Gentile and Spagnolo-Arrizabalaga 2022, Sect. 2): the better of MDAV
     and V-MDAV; two-swap local search; a split into ``s' <= s`` subsets of about ``n/s``
     records along the groups found; column generation with an integer step on each subset
-    (worker processes when ``n_jobs`` > 1); the union; two-swap again.
+    (worker processes when ``processes`` > 1); the union; two-swap again.
 
     Parameters
     ----------
@@ -199,10 +216,12 @@ def decomposition(X, k, *, variables=None, scaling="standardize", improve=None, 
         As in :func:`pysdcmicro.microaggregate`. ``time_limit`` is split: about 20 % for
         step 3, 85 % of the rest across the subsets, the remainder for step 7.
     **options
-        ``s`` (number of subsets, default 10), ``step3`` (run step 3), ``split``
+        ``s`` (number of subsets, default 10), ``step3`` (run step 3), ``local_search``
+        (steps 3 and 7: "two-swap" as in the paper; "icsm": one ICSM run; "icsm-restarts":
+        ICSM with restarts until the step's share of ``time_limit``; "none"), ``split``
         ("path": groups ordered along a path over their centroids; "sequential": in the
-        order step 3 returns them, as in the paper), ``n_jobs`` (0 = every core; 1 =
-        in-process), ``subset_time_limit`` (seconds per subset), and the column-generation
+        order step 3 returns them, as in the paper), ``processes`` (worker processes for the
+        subsets: 0 = every core; 1 = in-process), ``subset_time_limit`` (seconds per subset), and the column-generation
         budgets ``max_iterations``, ``pricing_deterministic_time``, ``mip_time``,
         ``mip_deterministic_time`` (when given, the subsets' MIP runs in CP-SAT, which
         takes deterministic limits; otherwise HiGHS).
@@ -215,8 +234,8 @@ def decomposition(X, k, *, variables=None, scaling="standardize", improve=None, 
     Notes
     -----
     No global lower bound: each subset's bound is a bound for that subset only. Results do
-    not depend on ``n_jobs`` (each subset gets its own seed drawn from ``rng``) unless a
-    wall-clock limit stops a subset. Two-swap (``improve="two-swap"``) and V-MDAV are used
+    not depend on ``processes`` (each subset gets its own seed drawn from ``rng``) unless a
+    wall-clock limit stops a subset. The local search and V-MDAV are used
     when registered; otherwise the steps that need them are skipped and ``message`` says so.
 
     References
@@ -229,7 +248,7 @@ def decomposition(X, k, *, variables=None, scaling="standardize", improve=None, 
     >>> import numpy as np
     >>> from pysdcmicro import decomposition
     >>> X = np.random.default_rng(0).normal(size=(40, 2))
-    >>> res = decomposition(X, 3, s=2, n_jobs=1, rng=0, pricing_deterministic_time=5.0)
+    >>> res = decomposition(X, 3, s=2, processes=1, rng=0, pricing_deterministic_time=5.0)
     >>> int(res.group_sizes.min()) >= 3, res.status
     (True, 'done')
     """
