@@ -220,15 +220,15 @@ def solve_column_generation(Z: np.ndarray, k: int, ctx: Context, *,
             lower = max(lower, lb_pi)
             added = found
             # Stalled (no column, some anchors stopped at their per-call limit without a
-            # proof): give them more time and price again (the LP is unchanged) -- but only
-            # while a whole round at the raised limit fits in a quarter of the time left, so
-            # that on large sets the budget is not spent in a few exact rounds (measured on
-            # full Tarragona k = 3: uncapped raises left 3 exact rounds in 1200 s and a worse
-            # pool, see benchmarks/results/colgen.md).
-            raised = min(pricing_time, 4 * anchor_time)
+            # proof): give them more time and price again (the LP is unchanged): fourfold, at
+            # most pricing_time, and at most what lets a whole round of the unproven anchors
+            # fit in stall_share of the time left, so that on large sets the budget is not
+            # spent in a few exact rounds (measured on full Tarragona k = 3: uncapped raises
+            # left 3 exact rounds in 1200 s and a worse pool, see benchmarks/results/colgen.md).
+            raised = min(pricing_time, 4 * anchor_time,
+                         stall_share * cg_ctx.remaining() / max(unproven, 1))
             can_raise = (found == 0 and unproven > 0 and not cg_ctx.expired()
-                         and anchor_time < pricing_time and pricing_deterministic_time is None
-                         and unproven * raised <= stall_share * cg_ctx.remaining())
+                         and raised >= 1.25 * anchor_time and pricing_deterministic_time is None)
             if found == 0 and len(proven) == min(2 * k - 1, n) - k + 1:
                 converged = all(proven)
                 if not converged and can_raise:
@@ -519,8 +519,8 @@ def column_generation(X, k, *, variables=None, scaling="standardize", improve=No
         exact pricing when the heuristic finds nothing), ``exact_max_records`` (largest
         reduced pricing model), ``pricing_time`` / ``pricing_deterministic_time`` (limit per
         CP-SAT pricing call), ``anchor_time`` (first limit per anchored CP-SAT call; raised
-        fourfold, up to ``pricing_time``, when pricing stalls with anchors unproven, as long
-        as a whole round at the raised limit fits in ``stall_share`` (default 0.25, 0 =
+        fourfold, up to ``pricing_time``, when pricing stalls with anchors unproven, but
+        at most so that a whole round of them fits in ``stall_share`` (default 0.25, 0 =
         never raise) of the time left), ``exact_model`` ("anchored", or "global": one CP-SAT model
         over the records left by per-record and per-pair bounds), ``enumerate_limit``
         (enumerate every group when there are at most this many: proven optimum),
