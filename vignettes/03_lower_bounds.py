@@ -167,20 +167,26 @@ table = pd.DataFrame(rows)
 table.round(4)
 
 # %%
+from matplotlib.figure import Figure
+
 long = pd.DataFrame([{"label": f"{r['data']} k={r['k']}: {method}", "information_loss": r[method],
                       "lower_bound": r["lower bound"]}
                      for r in rows for method in [*heuristics, "column generation"]])
-fig = plot_bounds(long, relative=True,
-                  title="IL of each method as 100 %; dark: the proven lower bound")
-show(fig, "samples", caption="Each method's IL drawn as 100 %, the proven lower bound of its sample as a share of it.")
+fig = Figure(figsize=(10, 0.32 * len(long) + 1.6), layout="constrained")
+ax = fig.add_subplot()
+plot_bounds(long, relative=True, ax=ax, title="Each method's IL drawn as 100 %, the proven lower bound of its sample as a share")
+handles, labels = ax.get_legend_handles_labels()
+ax.get_legend().remove()
+fig.legend(handles, labels, loc="outside lower center", ncols=2, frameon=False, fontsize=8)
+show(fig, "samples")
 
 # %% [markdown]
 # Reading the table: on these samples MDAV's gap to the bound is {{ table["gap mdav %"].min():.1f }} % to
-# {{ table["gap mdav %"].max():.1f }} %, the best of the three heuristics'
+# {{ table["gap mdav %"].max():.1f }} %, the best of the three heuristics' gap
 # {{ table["gap best heuristic %"].min():.2f }} % to {{ table["gap best heuristic %"].max():.2f }} %,
 # and column generation itself at most {{ table["gap column generation %"].max():.2f }} %:
 # its partitions are optimal or within a hair of optimal, and it says so. The gaps of the
-# heuristics are not visible from their IL: the IL levels differ from file to file (the
+# heuristics are not visible from their IL: the IL levels differ from sample to sample (the
 # optimum of one sample is near {{ table["lower bound"].min():.0f }} %, of another near
 # {{ table["lower bound"].max():.0f }} %), only the bound tells what is reachable. The
 # slowest column-generation run took {{ table["seconds"].max():.1f }} s.
@@ -212,7 +218,7 @@ full_table = pd.DataFrame(
 full_table.round(4)
 
 # %%
-show(plot_bounds(full_table, title=f"Tarragona, all records, k = 3: bound after {full_limit} s"), "full")
+show(plot_bounds(full_table, title=f"Tarragona, all records, k = 3: bound within a {full_limit} s time limit"), "full")
 
 # %%
 best_full = min(full_heur, key=lambda m: full_heur[m].information_loss)
@@ -252,8 +258,8 @@ print(full_reading)
 #   (1 - *g*) IL. A gap of a fraction of a percent leaves little to gain from more search.
 # * The bound from one method applies to every method on the same data and *k*: the best
 #   IL you have, from any method, against the best bound you have, gives the tightest
-#   statement (above: ICSM's {{ table["icsm"].iloc[0]:.4f }} % on the first sample is within
-#   {{ 100 * (table["icsm"].iloc[0] - table["lower bound"].iloc[0]) / table["icsm"].iloc[0]:.2f }} %
+#   statement (above: ICSM's {{ table["icsm"].iloc[0]:.4f }} % on the first sample is proven
+#   within {{ 100 * (table["icsm"].iloc[0] - table["lower bound"].iloc[0]) / table["icsm"].iloc[0]:.2f }} %
 #   of optimal, which ICSM alone cannot know).
 # * A large gap is inconclusive: the heuristic may be poor or the bound weak. Small
 #   samples, as above, give a sense of how far a heuristic usually stays from optimal on data
