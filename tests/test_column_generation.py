@@ -277,3 +277,13 @@ def test_column_generation_bad_stall_share():
     with pytest.raises(InvalidInputError) as err:
         column_generation(np.random.default_rng(0).normal(size=(10, 2)), 2, stall_share=2)
     assert "`stall_share`" in str(err.value) and "got 2" in str(err.value)
+
+
+def test_column_generation_never_worse_than_mdav_two_swap_seed():
+    # The pool is seeded with two-swap from the best heuristic seed, so even a run stopped
+    # after one iteration returns at most that SSE.
+    X = np.random.default_rng(21).normal(size=(80, 4))
+    swap = pysdcmicro.microaggregate(X, 4, method="mdav", improve="two-swap")
+    res = column_generation(X, 4, rng=0, max_iterations=1, mip=False)
+    assert_k_partition(res.labels, 80, 4)
+    assert res.sse <= swap.sse + 1e-9
