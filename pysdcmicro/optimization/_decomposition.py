@@ -112,7 +112,7 @@ def _solve_subset(args):
 
 
 @register_method("decomposition", randomized=False,
-                 summary="decomposition heuristic: MDAV/V-MDAV, two-swap, column generation per subset, two-swap")
+                 summary="decomposition heuristic: MDAV/V-MDAV, local search (two-swap or ICSM), column generation per subset, local search")
 def _decomposition_solver(Z: np.ndarray, k: int, ctx: Context, *, s: int = 10, step3: bool = True,
                           local_search: str = "two-swap", split: str = "path", processes: int = 0,
                           subset_time_limit: float | None = None, max_iterations: int | None = None,
