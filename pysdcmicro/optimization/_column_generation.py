@@ -36,11 +36,20 @@ __all__ = ["column_generation", "solve_column_generation", "seed_partitions"]
 _LP_SOLVERS = ("highs", "glop")
 
 
+def optional_spec(kind: str, name: str):
+    """The registered method (``kind="method"``) or improvement of that name, or None."""
+    from .. import _registry
+
+    try:
+        return (_registry.get_method if kind == "method" else _registry.get_improvement)(name)
+    except Exception:
+        return None
+
+
 def seed_partitions(Z: np.ndarray, k: int, ctx: Context) -> tuple[list[tuple[str, np.ndarray]], list[str]]:
     """Heuristic k-partitions that seed the column pool: MDAV, optimal runs along the MDAV
     order (Hansen-Mukherjee), V-MDAV, and two-swap from the best of them (V-MDAV and
     two-swap when registered)."""
-    from .. import _registry
     from ..univariate._hansen_mukherjee import optimal_runs
 
     notes = []
@@ -52,21 +61,17 @@ def seed_partitions(Z: np.ndarray, k: int, ctx: Context) -> tuple[list[tuple[str
         out.append(("mdav-order runs", np.asarray(hm_labels)))
     except Exception as exc:  # pragma: no cover - defensive, the seeds are optional
         notes.append(f"optimal runs seed skipped: {exc}")
-    try:
-        spec = _registry.get_method("vmdav")
-    except Exception:
-        spec = None
+    spec = optional_spec("method", "vmdav")
+    if spec is None:
         notes.append("vmdav not available: seeded without it")
-    if spec is not None:
+    else:
         sol = spec.core(Z, k, ctx.child(stage="vmdav"))
         out.append(("vmdav", np.asarray(sol.labels)))
     # Two-swap from the best seed (at most a tenth of the time): a better incumbent for
     # the MIP, and its groups in the pool (on the 120-s full-set runs of vignette 2,
     # column generation returned the MDAV or V-MDAV seed at k >= 5, above MDAV + two-swap).
-    try:
-        swap = _registry.get_improvement("two-swap")
-    except Exception:
-        swap = None
+    swap = optional_spec("improvement", "two-swap")
+    if swap is None:
         notes.append("two-swap not available: seeded without it")
     if swap is not None:
         start = min(out, key=lambda item: sse(Z, item[1]))[1]

@@ -19,18 +19,9 @@ from .._registry import register_method
 from .._result import Solution
 from .._validation import check_choice, check_number, check_positive_int
 from ..constructive._mdav import mdav_labels
-from ._column_generation import solve_column_generation
+from ._column_generation import optional_spec, solve_column_generation
 
 __all__ = ["decomposition", "split_along_groups"]
-
-
-def _optional(kind: str, name: str):
-    from .. import _registry
-
-    try:
-        return (_registry.get_method if kind == "method" else _registry.get_improvement)(name)
-    except Exception:
-        return None
 
 
 _LOCAL_SEARCH = {
@@ -46,7 +37,7 @@ def _local_search(Z, labels, k, ctx, notes, stage, kind):
     if kind == "none":
         return labels, None
     name, options = _LOCAL_SEARCH[kind]
-    spec = _optional("improvement", name)
+    spec = optional_spec("improvement", name)
     if spec is None:
         notes.append(f"{stage}: {name} not available, skipped")
         return labels, None
@@ -132,7 +123,7 @@ def _decomposition_solver(Z: np.ndarray, k: int, ctx: Context, *, s: int = 10, s
     info: dict = {"s": s, "split": split, "local_search": local_search}
     # Step 2: best of MDAV and V-MDAV.
     candidates = [("mdav", mdav_labels(Z, k))]
-    vspec = _optional("method", "vmdav")
+    vspec = optional_spec("method", "vmdav")
     if vspec is not None:
         candidates.append(("vmdav", np.asarray(vspec.core(Z, k, ctx.child(stage="vmdav")).labels)))
     else:
