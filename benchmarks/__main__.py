@@ -56,6 +56,8 @@ def main(argv=None) -> int:
     parser.add_argument("--methods", help="comma-separated filter")
     parser.add_argument("--no-write", action="store_true", help="print only; do not update results/")
     parser.add_argument("--timeout", type=float, default=None, help="seconds per case process")
+    parser.add_argument("--time-limit", type=float, default=None,
+                        help="replace each case's time limit (an ad-hoc run: never writes results/)")
     args = parser.parse_args(argv)
 
     suite = importlib.import_module(f"benchmarks.suites.{args.suite}")
@@ -69,6 +71,8 @@ def main(argv=None) -> int:
     if args.methods:
         keep_m = set(args.methods.split(","))
         cases = [c for c in cases if c["method"] in keep_m]
+    if args.time_limit is not None:
+        cases = [{**c, "time_limit": args.time_limit} for c in cases]
 
     header = ("| data set | n x d | k | method | options | IL | seeds (min..max) | reference | source | "
               "Δ IL | LB | seconds | peak MiB | status |")
@@ -103,6 +107,8 @@ def main(argv=None) -> int:
             statuses = ",".join(sorted({r["status"] for r in ok}))
             extra = ok[0].get("info", {})
             opts = _options_text(case)
+            if "nn_bound_il" in extra:
+                opts = (opts + ", " if opts else "") + f"neighbour LB={extra['nn_bound_il']:.4f}"
             if "path_length" in extra:
                 opts = (opts + ", " if opts else "") + f"path={extra['path_length']:.2f}"
             if ok[0].get("blocks"):
@@ -115,7 +121,7 @@ def main(argv=None) -> int:
         lines.append(row)
         records.append({"case": case, "runs": runs, "reference": ref})
 
-    if not args.no_write and not (args.datasets or args.k or args.methods):
+    if not args.no_write and not (args.datasets or args.k or args.methods or args.time_limit is not None):
         stamp = _dt.datetime.now(_dt.timezone.utc).strftime("%Y-%m-%d %H:%M UTC")
         machine = f"{platform.machine()}, {os.cpu_count()} cores, Python {platform.python_version()}"
         doc = getattr(suite, "__doc__", "") or ""

@@ -74,7 +74,9 @@ def main() -> None:
         "d": len(res.variables),
         "n_groups": res.n_groups,
         "max_group_size": int(res.group_sizes.max()),
-        "info": {k: v for k, v in res.to_dict().items() if k in ("path_length", "converged", "step3_sse")},
+        "info": {**{k: v for k, v in res.to_dict().items() if k in ("path_length", "converged", "step3_sse")},
+                 **({"nn_bound_il": 100.0 * res.info["nn_bound"] / res.sst}
+                    if res.info.get("nn_bound") is not None and res.sst else {})},
         "blocks": res.info["blocks"]["count"] if "blocks" in res.info else None,
         "repair_gain": res.info.get("repair", {}).get("gain_information_loss"),
     }

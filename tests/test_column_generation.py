@@ -16,8 +16,12 @@ import pysdcmicro
 from pysdcmicro import InvalidInputError, column_generation, decomposition
 from pysdcmicro._context import Context
 from pysdcmicro.optimization._column_generation import solve_column_generation
+from pysdcmicro.optimization._column_generation import _centre_search
 from pysdcmicro.optimization._pricing import (
+    anchor_lagrangian_bound,
+    anchor_relaxation,
     anchored_pricing,
+    nn_dual,
     exact_pricing,
     heuristic_pricing,
     lagrangian_bound,
@@ -121,6 +125,96 @@ def test_lagrangian_bound_for_any_duals(seed):
         assert glob["bound"] <= value + 1e-9
         if glob["proven"]:
             assert glob["bound"] >= min(0.0, value) - 1e-6
+
+
+def _min_rc_by_anchor(Z, pi, k, s):
+    """Exact minimum reduced cost of the size-s groups whose lowest-index member is i."""
+    n = Z.shape[0]
+    out = np.full(n, np.inf)
+    for C in itertools.combinations(range(n), s):
+        G = Z[list(C)]
+        rc = float(((G - G.mean(axis=0)) ** 2).sum()) - pi[list(C)].sum()
+        out[C[0]] = min(out[C[0]], rc)
+    return out
+
+
+@pytest.mark.parametrize("seed", range(15))
+def test_nn_dual_prices_no_group_negative(seed):
+    """u_i = min_s a_i(s)/(2s) is dual feasible: SSE(C) >= u(C) for EVERY group of k..2k-1
+    records (enumerated), so sum(u) <= the brute-force optimum."""
+    X, k = _instance(300 + seed)
+    Z = zscore(X)
+    n = Z.shape[0]
+    _, dist = neighbours(Z, n)
+    u = nn_dual(dist, k)
+    assert np.all(u >= 0)
+    for s in range(k, min(2 * k - 1, n) + 1):
+        assert _min_rc_by_anchor(Z, u, k, s)[: n - s + 1].min() >= -1e-9
+    opt, _ = brute_force_optimum(Z, k)
+    assert u.sum() <= opt + 1e-9
+
+
+@pytest.mark.parametrize("seed", range(15))
+def test_anchor_bounds_and_anchor_lagrangian_for_any_duals(seed):
+    """Per-anchor values (relaxation, and anchored pricing's solved or CP-SAT values) never
+    exceed the exact per-anchor minimum, and sum(pi) + the floor(n/k) most negative of them
+    is <= the optimum for arbitrary duals."""
+    X, k = _instance(400 + seed)
+    Z = zscore(X)
+    n = Z.shape[0]
+    opt, _ = brute_force_optimum(Z, k)
+    rng = np.random.default_rng(seed)
+    _, dist = neighbours(Z, n)
+    for scale in (0.3, 1.0, 3.0):
+        pi = rng.normal(scale=scale, size=n) + opt / n
+        relax, exact_vals, priced = {}, {}, {}
+        for s in range(k, min(2 * k - 1, n) + 1):
+            exact_s = _min_rc_by_anchor(Z, pi, k, s)
+            relax[s] = anchor_relaxation(Z, dist, pi, s)[0]
+            priced[s] = anchored_pricing(Z, dist, pi, k, s, deterministic_time=5.0)["anchor_values"]
+            exact_vals[s] = exact_s
+            finite = np.isfinite(exact_s)
+            assert np.all(relax[s][finite] <= exact_s[finite] + 1e-9)
+            assert np.all(np.minimum(priced[s][finite], 0.0) <= np.minimum(exact_s[finite], 0.0) + 1e-9)
+            assert np.all(np.isinf(relax[s][~finite]))  # no group anchored there
+        for vals in (exact_vals, relax, priced):
+            assert anchor_lagrangian_bound(pi, vals, k) <= opt + 1e-9
+
+
+@pytest.mark.parametrize("seed", range(8))
+def test_bound_search_is_valid_for_any_duals(seed):
+    X, k = _instance(500 + seed)
+    Z = zscore(X)
+    n = Z.shape[0]
+    opt, _ = brute_force_optimum(Z, k)
+    _, dist = neighbours(Z, n)
+    u = nn_dual(dist, k)
+    pi = np.random.default_rng(seed).normal(scale=1.0, size=n) + opt / n
+    from pysdcmicro._context import Deadline
+
+    bound, columns, steps = _centre_search(Z, dist, k, u, pi, deadline=Deadline(None), anchor_time=1.0,
+                                           deterministic_time=5.0, workers=1, seed=0, max_steps=6)
+    assert u.sum() - 1e-6 <= bound <= opt + 1e-9
+    assert 1 <= len(steps) <= 6
+    for rows, rc in columns:
+        assert k <= rows.size <= 2 * k - 1
+
+
+def test_unfinished_exact_pricing_still_gives_a_positive_bound():
+    """Stopped before exact pricing converges (k = 5, 90 records in 3 tight clusters of
+    different spread), the bound is the best of the neighbour bound and the bound search:
+    positive and <= the best partition found. Without them (earlier code) the bound at the
+    master's duals was negative and reported as 0."""
+    rng = np.random.default_rng(3)
+    X = np.concatenate([rng.normal(c, w, size=(30, 3)) for c, w in ((0, 0.5), (4, 1.0), (9, 2.0))])
+    Z = zscore(X)
+    # A time limit bounds the search (0.15 x 30 s); the assertions hold whatever it reaches.
+    sol = solve_column_generation(Z, 5, Context(0, time_limit=30), max_iterations=2, mip=False,
+                                  bound_steps=2)
+    nn = sol.info["nn_bound"]
+    assert 0 < nn <= sol.lower_bound
+    assert sol.lower_bound <= naive_sse(Z, sol.labels) + 1e-9
+    assert 1 <= len(sol.info["bound_search"]) <= 2, "the bound search ran"
 
 
 @pytest.mark.parametrize("scale_target", [50.0, 1e3, 1e8])

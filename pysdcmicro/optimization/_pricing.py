@@ -27,7 +27,8 @@ import numpy as np
 from .. import _ortools
 
 __all__ = ["neighbours", "heuristic_pricing", "exact_pricing", "anchored_pricing", "record_bounds",
-           "lagrangian_bound", "enumerate_below"]
+           "lagrangian_bound", "enumerate_below", "anchor_relaxation", "anchor_lagrangian_bound",
+           "nn_dual"]
 
 _BLOCK_ELEMS = 1 << 22  # entries of a distance block (32 MiB of float64)
 
@@ -324,6 +325,73 @@ def _enumerate_anchor(Dsub: np.ndarray, pis: np.ndarray, s: int, limit_rows: int
     return best, best_rows
 
 
+def anchor_relaxation(Z: np.ndarray, nbr_dist: np.ndarray, pi: np.ndarray, s: int, *,
+                      norms: np.ndarray | None = None) -> tuple[np.ndarray, np.ndarray]:
+    """Per-anchor lower bounds ``LB_i`` on the reduced cost of every size-``s`` group whose
+    lowest-index member is ``i`` (see :func:`anchored_pricing`), and the sum of the ``s-2``
+    smallest ``e_l`` of each anchor. ``LB_i = inf`` where no such group exists.
+
+    Time O(n^2 d) in row blocks, memory O(block n).
+    """
+    n = Z.shape[0]
+    cums = np.cumsum(nbr_dist, axis=1)
+    a2 = cums[:, s - 2] if s >= 2 else np.zeros(n)
+    norms = np.einsum("ij,ij->i", Z, Z) if norms is None else norms
+    step = max(1, _BLOCK_ELEMS // max(n, 1))
+    anchor_lb = np.full(n, np.inf)
+    sum_small = np.zeros(n)  # sum of the s-2 smallest e per anchor
+    cols = np.arange(n)
+    if n - 1 < s - 1:
+        return anchor_lb, sum_small
+    for start in range(0, n, step):
+        stop = min(n, start + step)
+        D = _sqdist(Z[start:stop], Z, norms[start:stop], norms)
+        E = (2.0 * D + a2[None, :]) / (2.0 * s) - pi[None, :]
+        E[cols[None, :] <= np.arange(start, stop)[:, None]] = np.inf
+        part = np.partition(E, s - 2, axis=1)[:, : s - 1] if s >= 2 else np.zeros((stop - start, 0))
+        part.sort(axis=1)
+        tot = part.sum(axis=1)
+        anchor_lb[start:stop] = -pi[start:stop] + tot
+        sum_small[start:stop] = part[:, : s - 2].sum(axis=1) if s >= 3 else 0.0
+    return anchor_lb, sum_small
+
+
+def anchor_lagrangian_bound(pi: np.ndarray, anchor_values: dict, k: int) -> float:
+    """``sum(pi) + (sum of the floor(n/k) most negative r_i)``, ``r_i = min(0, min_s v_s[i])``.
+
+    Valid for ANY ``pi`` when ``v_s[i]`` bounds from below the reduced cost of every
+    size-``s`` group whose lowest-index member is ``i`` (``inf``: no such group): the groups
+    of a partition have distinct lowest-index members and there are at most ``floor(n/k)``
+    of them, so their reduced costs add up to at least that sum. Stronger than
+    :func:`lagrangian_bound` when a few anchors are unproven (it charges each anchor once,
+    not the worst one ``n/k`` times).
+    """
+    n = pi.size
+    r = np.zeros(n)
+    for v in anchor_values.values():
+        v = np.where(np.isfinite(v), v, 0.0)
+        np.minimum(r, v, out=r)
+    g = n // k
+    return float(np.sum(pi) + np.sum(np.partition(r, g - 1)[:g] if 0 < g < n else r))
+
+
+def nn_dual(nbr_dist: np.ndarray, k: int) -> np.ndarray:
+    """A dual-feasible point of model (6)-(7) from nearest neighbours alone:
+    ``u_i = min_{k <= s <= 2k-1} a_i(s) / (2s)``, ``a_i(s)`` the sum of the ``s-1``
+    smallest squared distances from record ``i``.
+
+    Every group ``C`` of size ``s`` has ``SSE(C) = sum_{i in C} (1/(2s)) sum_{j in C} D_ij
+    >= sum_{i in C} a_i(s)/(2s) >= u(C)``, so ``u`` prices no column negative and
+    ``sum(u)`` is a lower bound on the optimal SSE (on every k-partition: an optimal one
+    has groups of k..2k-1 records). Needs ``nbr_dist`` with at least ``2k-1`` columns
+    (self first). O(n k).
+    """
+    n = nbr_dist.shape[0]
+    cums = np.cumsum(nbr_dist, axis=1)
+    sizes = range(k, min(2 * k - 1, n) + 1)
+    return np.min(np.stack([cums[:, s - 1] / (2.0 * s) for s in sizes]), axis=0)
+
+
 def anchored_pricing(Z: np.ndarray, nbr_dist: np.ndarray, pi: np.ndarray, k: int, s: int, *,
                      deadline=None, enumerate_limit: int = 100_000,
                      time_limit: float | None = None, deterministic_time: float | None = None,
@@ -357,22 +425,7 @@ def anchored_pricing(Z: np.ndarray, nbr_dist: np.ndarray, pi: np.ndarray, k: int
     cums = np.cumsum(nbr_dist, axis=1)
     a2 = cums[:, s - 2] if s >= 2 else np.zeros(n)
     norms = np.einsum("ij,ij->i", Z, Z)
-    step = max(1, _BLOCK_ELEMS // max(n, 1))
-    anchor_lb = np.full(n, np.inf)
-    sum_small = np.zeros(n)  # sum of the s-2 smallest e per anchor
-    cols = np.arange(n)
-    for start in range(0, n, step):
-        stop = min(n, start + step)
-        D = _sqdist(Z[start:stop], Z, norms[start:stop], norms)
-        E = (2.0 * D + a2[None, :]) / (2.0 * s) - pi[None, :]
-        E[cols[None, :] <= np.arange(start, stop)[:, None]] = np.inf
-        if n - 1 < s - 1:
-            continue
-        part = np.partition(E, s - 2, axis=1)[:, : s - 1] if s >= 2 else np.zeros((stop - start, 0))
-        part.sort(axis=1)
-        tot = part.sum(axis=1)
-        anchor_lb[start:stop] = -pi[start:stop] + tot
-        sum_small[start:stop] = part[:, : s - 2].sum(axis=1) if s >= 3 else 0.0
+    anchor_lb, sum_small = anchor_relaxation(Z, nbr_dist, pi, s, norms=norms)
     active = np.flatnonzero(anchor_lb < 0.0)
     active = active[np.argsort(anchor_lb[active], kind="stable")]
     anchor_val = anchor_lb.copy()
@@ -472,7 +525,8 @@ def anchored_pricing(Z: np.ndarray, nbr_dist: np.ndarray, pi: np.ndarray, k: int
     bound = float(finite.min()) if finite.size else 0.0
     columns.sort(key=lambda t: t[1])
     return {"bound": bound, "columns": columns, "proven": proven, "anchors": int(active.size),
-            "solved": solved, "cpsat_calls": cp_calls, "factor": min(factors) if factors else None}
+            "solved": solved, "cpsat_calls": cp_calls, "factor": min(factors) if factors else None,
+            "anchor_values": anchor_val}
 
 
 def enumerate_below(Z: np.ndarray, nbr_dist: np.ndarray, pi: np.ndarray, k: int, s: int,
