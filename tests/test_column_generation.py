@@ -174,6 +174,12 @@ def test_anchor_bounds_and_anchor_lagrangian_for_any_duals(seed):
             priced[s] = anchored_pricing(Z, dist, pi, k, s, deterministic_time=5.0)["anchor_values"]
             exact_vals[s] = exact_s
             finite = np.isfinite(exact_s)
+            # Anchors too large for CP-SAT keep their relaxation bound: still valid.
+            small = anchored_pricing(Z, dist, pi, k, s, deterministic_time=5.0, enumerate_limit=0,
+                                     max_records=1)
+            assert np.all(np.minimum(small["anchor_values"][finite], 0.0)
+                          <= np.minimum(exact_s[finite], 0.0) + 1e-9)
+            assert small["cpsat_calls"] == 0
             assert np.all(relax[s][finite] <= exact_s[finite] + 1e-9)
             assert np.all(np.minimum(priced[s][finite], 0.0) <= np.minimum(exact_s[finite], 0.0) + 1e-9)
             assert np.all(np.isinf(relax[s][~finite]))  # no group anchored there
@@ -381,3 +387,17 @@ def test_column_generation_never_worse_than_mdav_two_swap_seed():
     res = column_generation(X, 4, rng=0, max_iterations=1, mip=False)
     assert_k_partition(res.labels, 80, 4)
     assert res.sse <= swap.sse + 1e-9
+
+
+def test_mip_over_a_capped_pool_keeps_the_incumbent():
+    """mip_columns caps the MIP to the groups of least reduced cost plus the incumbent's:
+    still a valid k-partition, never worse than its MDAV seed."""
+    X = np.random.default_rng(8).normal(size=(60, 3))
+    full = column_generation(X, 3, rng=0, max_iterations=3, **DET)
+    capped = column_generation(X, 3, rng=0, max_iterations=3, mip_columns=10, **DET)
+    assert_k_partition(capped.labels, 60, 3)
+    assert capped.info["mip_columns_capped_from"] > capped.info["mip_columns"]
+    assert capped.info["mip_columns"] <= 10 + 20  # the cap plus the incumbent's 20 groups
+    assert "mip_columns_capped_from" not in full.info or full.info["mip_columns_capped_from"] > 20_000
+    assert capped.sse <= pysdcmicro.microaggregate(X, 3, method="mdav").sse + 1e-9
+    assert naive_sse(zscore(X), capped.labels) == pytest.approx(capped.sse, rel=1e-9)

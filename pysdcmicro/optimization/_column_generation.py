@@ -105,7 +105,7 @@ def solve_column_generation(Z: np.ndarray, k: int, ctx: Context, *,
                             enumerate_anchor: int = 300_000, mip_solver: str = "highs",
                             anchor_time: float = 2.0, close_gap: bool = True,
                             stall_share: float = 0.25, bound_share: float = 0.15,
-                            bound_steps: int | None = None) -> Solution:
+                            bound_steps: int | None = None, mip_columns: int = 20_000) -> Solution:
     """The column-generation engine (see :func:`column_generation`)."""
     n = Z.shape[0]
     started = time.monotonic()
@@ -323,7 +323,8 @@ def solve_column_generation(Z: np.ndarray, k: int, ctx: Context, *,
     def run_mip(complete: bool) -> None:
         nonlocal best_labels, best_sse, lower
         mip_labels, mip_info = _solve_mip(Z, k, pool, pi, lb_filter, best_labels, best_sse, ctx,
-                                          mip_time, mip_deterministic_time, workers, mip_solver)
+                                          mip_time, mip_deterministic_time, workers, mip_solver,
+                                          max_columns=None if complete else mip_columns)
         info.update({key: v for key, v in mip_info.items() if not key.startswith("_")})
         if mip_labels is not None:
             value = sse(Z, mip_labels)
@@ -516,8 +517,9 @@ def _highs_set_partition(n, members, costs, time_limit):
 
 
 def _solve_mip(Z, k, pool, pi, lower, best_labels, best_sse, ctx, mip_time, mip_det, workers,
-               mip_solver="highs"):
-    """Set partitioning over the pooled columns of size k..2k-1 (HiGHS or CP-SAT)."""
+               mip_solver="highs", max_columns=None):
+    """Set partitioning over the pooled columns of size k..2k-1 (HiGHS or CP-SAT); with
+    ``max_columns``, over that many of least reduced cost plus the incumbent's groups."""
     n = Z.shape[0]
     costs = np.asarray(pool.costs)
     sizes = np.array([m.size for m in pool.members])
@@ -534,6 +536,13 @@ def _solve_mip(Z, k, pool, pi, lower, best_labels, best_sse, ctx, mip_time, mip_
             usable[p] = True
             hint_cols.append(p)
     cols = np.flatnonzero(usable)
+    capped_from = None
+    if max_columns is not None and cols.size > max_columns:
+        # A restricted MIP: on full-set pools (68,575 columns on Tarragona k = 10) HiGHS
+        # found no partition in 120 s and overran its limit by 17-56 s.
+        capped_from = int(cols.size)
+        cols = np.union1d(cols[np.argsort(rc[cols], kind="stable")[:max_columns]],
+                          np.asarray(hint_cols, dtype=np.int64))
     where = {int(c): i for i, c in enumerate(cols)}
     hint = [where[c] for c in hint_cols] if len(hint_cols) == len(groups_from_labels(canonical_labels(best_labels))) else None
     tl = None
@@ -544,9 +553,13 @@ def _solve_mip(Z, k, pool, pi, lower, best_labels, best_sse, ctx, mip_time, mip_
             return None, {"mip_status": "skipped (no time left)"}
     fell_back = False
     if mip_solver == "highs":
-        res = _highs_set_partition(n, [pool.members[c] for c in cols], costs[cols], tl)
+        # HiGHS may overrun its limit (see above): when the run's deadline binds, it gets 85 %.
+        tl_highs = 0.85 * tl if tl is not None and tl < mip_time else tl
+        res = _highs_set_partition(n, [pool.members[c] for c in cols], costs[cols], tl_highs)
         info = {"mip_solver": "highs", "mip_status": res["status"], "mip_columns": int(cols.size),
                 "_bound": res["bound"]}
+        if capped_from is not None:
+            info["mip_columns_capped_from"] = capped_from
         if res["columns"] is None and hint is not None and tl is not None and ctx.remaining() > 1.0:
             # HiGHS found no partition in time (scipy's milp takes no start); CP-SAT starts
             # from the incumbent's groups.
@@ -586,7 +599,8 @@ def _column_generation_solver(Z: np.ndarray, k: int, ctx: Context, *, max_iterat
                               enumerate_limit: int = 50000, exact_model: str = "anchored",
                               mip_solver: str = "highs", anchor_time: float = 2.0,
                               close_gap: bool = True, stall_share: float = 0.25,
-                              bound_share: float = 0.15, bound_steps: int | None = None) -> Solution:
+                              bound_share: float = 0.15, bound_steps: int | None = None,
+                              mip_columns: int = 20_000) -> Solution:
     check_positive_int(max_iterations, "max_iterations", allow_none=True)
     check_positive_int(neighbours, "neighbours", minimum=0)
     check_positive_int(columns_per_iteration, "columns_per_iteration", minimum=0)
@@ -605,6 +619,7 @@ def _column_generation_solver(Z: np.ndarray, k: int, ctx: Context, *, max_iterat
     check_number(stall_share, "stall_share", low=0, high=1)
     check_number(bound_share, "bound_share", low=0, high=0.9)
     check_positive_int(bound_steps, "bound_steps", minimum=0, allow_none=True)
+    check_positive_int(mip_columns, "mip_columns", minimum=1)
     return solve_column_generation(
         Z, k, ctx, max_iterations=max_iterations, neighbours_count=neighbours,
         columns_per_iteration=columns_per_iteration, max_columns=max_columns, exact=exact,
@@ -613,7 +628,7 @@ def _column_generation_solver(Z: np.ndarray, k: int, ctx: Context, *, max_iterat
         mip_deterministic_time=mip_deterministic_time, workers=workers, lp_solver=lp_solver,
         enumerate_limit=enumerate_limit, exact_model=exact_model, mip_solver=mip_solver,
         anchor_time=anchor_time, close_gap=close_gap, stall_share=stall_share,
-        bound_share=bound_share, bound_steps=bound_steps)
+        bound_share=bound_share, bound_steps=bound_steps, mip_columns=mip_columns)
 
 
 def column_generation(X, k, *, variables=None, scaling="standardize", improve=None, rng=None,
@@ -648,7 +663,9 @@ def column_generation(X, k, *, variables=None, scaling="standardize", improve=No
         over the records left by per-record and per-pair bounds), ``enumerate_limit``
         (enumerate every group when there are at most this many: proven optimum),
         ``close_gap`` (after an optimal MIP with a gap <= 2 %, enumerate up to 50,000 groups
-        with reduced cost <= incumbent - bound and solve the MIP again), ``mip``, ``mip_solver`` ("highs" or "cpsat"), ``mip_time`` /
+        with reduced cost <= incumbent - bound and solve the MIP again), ``mip``, ``mip_solver`` ("highs" or "cpsat"), ``mip_columns`` (the MIP
+        uses at most this many pooled groups, those of least reduced cost, plus the
+        incumbent's; default 20,000; not applied when the MIP is part of an optimality proof), ``mip_time`` /
         ``mip_deterministic_time`` (the latter for CP-SAT), ``workers`` (CP-SAT threads),
         ``lp_solver`` ("glop" or "highs").
 
