@@ -348,12 +348,14 @@ class GlopMaster:
                 self.rows[int(i)].SetCoefficient(var, 1.0)
             self.vars.append(var)
 
-    def solve(self) -> dict:
+    def solve(self, time_limit: float | None = None) -> dict:
         import numpy as np
 
+        if time_limit is not None:
+            self.solver.SetTimeLimit(max(1, int(1000 * time_limit)))
         code = self.solver.Solve()
         if code != self._pywraplp.Solver.OPTIMAL:
-            return {"status": "failed"}
+            return {"status": "failed", "message": f"GLOP status {code}"}
         return {
             "status": "optimal",
             "objective": self.objective.Value(),

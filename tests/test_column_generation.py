@@ -401,3 +401,17 @@ def test_mip_over_a_capped_pool_keeps_the_incumbent():
     assert "mip_columns_capped_from" not in full.info or full.info["mip_columns_capped_from"] > 20_000
     assert capped.sse <= pysdcmicro.microaggregate(X, 3, method="mdav").sse + 1e-9
     assert naive_sse(zscore(X), capped.labels) == pytest.approx(capped.sse, rel=1e-9)
+
+
+@pytest.mark.parametrize("kind", ["glop", "highs"])
+def test_master_lp_takes_a_time_limit(kind):
+    from pysdcmicro.optimization._master import ColumnPool, group_cost, make_master
+
+    Z = zscore(np.random.default_rng(2).normal(size=(9, 2)))
+    pool = ColumnPool(9)
+    for rows in ([0, 1, 2], [3, 4, 5], [6, 7, 8], [0, 3, 6], [1, 4, 7], [2, 5, 8]):
+        pool.add(np.array(rows), group_cost(Z, np.array(rows)))
+    free = make_master(kind, pool).solve()
+    limited = make_master(kind, pool).solve(time_limit=30.0)
+    assert limited["status"] == free["status"] == "optimal"
+    assert limited["objective"] == pytest.approx(free["objective"])

@@ -184,9 +184,13 @@ def solve_column_generation(Z: np.ndarray, k: int, ctx: Context, *,
             notes.append("time limit reached during column generation")
             break
         it += 1
-        lp = master.solve()
-        if lp["status"] != "optimal":  # pragma: no cover - the seeds keep the master feasible
-            notes.append(f"master LP failed: {lp.get('message', '')}")
+        rem = cg_ctx.remaining()
+        # Limited: on full EIA at k = 10 one GLOP re-solve over a large pool ran past a
+        # 600-s limit by minutes.
+        lp = master.solve(time_limit=rem if math.isfinite(rem) else None)
+        if lp["status"] != "optimal":  # the seeds keep the master feasible: time ran out
+            notes.append("time limit reached while solving the master LP" if cg_ctx.expired()
+                         else f"master LP failed: {lp.get('message', '')}")
             status = "limit"
             break
         pi, lp_value = lp["duals"], lp["objective"]

@@ -89,14 +89,15 @@ class _HighsMaster:
     def reset(self) -> None:
         self._blocks, self._count = [], 0
 
-    def solve(self) -> dict:
+    def solve(self, time_limit: float | None = None) -> dict:
         from scipy.optimize import linprog
 
         self.sync()
         A = sparse.hstack(self._blocks, format="csc") if len(self._blocks) > 1 else self._blocks[0]
         self._blocks = [A]
         c = np.asarray(self.pool.costs)
-        res = linprog(c, A_eq=A, b_eq=np.ones(self.pool.n), bounds=(0, None), method="highs")
+        res = linprog(c, A_eq=A, b_eq=np.ones(self.pool.n), bounds=(0, None), method="highs",
+                      options=None if time_limit is None else {"time_limit": max(0.01, float(time_limit))})
         if res.status != 0:
             return {"status": "failed", "message": res.message}
         return {"status": "optimal", "objective": float(res.fun), "x": np.asarray(res.x),
@@ -119,9 +120,9 @@ class _GlopMaster:
             self._lp.add_columns(self.pool.members[self._count:], self.pool.costs[self._count:])
             self._count = len(self.pool)
 
-    def solve(self) -> dict:
+    def solve(self, time_limit: float | None = None) -> dict:
         self.sync()
-        return self._lp.solve()
+        return self._lp.solve(time_limit)
 
 
 def make_master(kind: str, pool: ColumnPool):
