@@ -25,11 +25,13 @@ from ._errors import (
     InvalidInputError,
     InvalidTypeError,
     PysdcmicroError,
+    ReleaseCheckError,
     StratumTooSmallError,
 )
 from ._partition import check_partition, information_loss, sse, sst
 from ._registry import MethodSpec
 from ._result import STATUSES, MicroaggregationResult, Solution
+from ._release import verify_release
 from ._standardize import standardize
 from .constructive import mdav, mu_approx, mu_approx_structure, vmdav
 from .optimization import column_generation, decomposition
@@ -81,6 +83,8 @@ __all__ = [
     "InvalidTypeError",
     "StratumTooSmallError",
     "ConstantColumnWarning",
+    "ReleaseCheckError",
+    "verify_release",
     "MethodSpec",
 ]
 

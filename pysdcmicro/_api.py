@@ -20,7 +20,8 @@ from ._context import Context, ProgressEvent
 from ._errors import ConstantColumnWarning, InvalidInputError, InvalidTypeError, StratumTooSmallError
 from ._partition import canonical_labels, check_partition, group_means, groups_from_labels, sse, sst
 from ._result import MicroaggregationResult, Solution
-from ._standardize import SCALINGS, standardize
+from ._release import group_values, release_sse_sst, verify_release_values
+from ._standardize import SCALINGS, standardization, standardize
 from ._validation import as_dataset, check_choice, check_k, check_time_limit
 
 __all__ = ["microaggregate", "Microaggregator"]
@@ -370,7 +371,8 @@ def microaggregate(frame: Any, k: int, *, variables: Any = None, method: str | C
     steps = _resolve_improve(improve, improve_options)
     callback = _progress_callback(progress)
 
-    Z_il, center, scale, constant = standardize(ds.X)
+    st = standardization(ds.X)  # overflow-free for any finite input (power-of-two pre-scaling)
+    Z_il, constant = st.Z, st.constant
     if constant.all():
         names = ", ".join(map(str, ds.variables))
         raise InvalidInputError(
@@ -383,7 +385,7 @@ def microaggregate(frame: Any, k: int, *, variables: Any = None, method: str | C
             "contributes nothing to SSE or SST.",
             ConstantColumnWarning, stacklevel=2,
         )
-    Z = Z_il if scaling == "standardize" else np.ascontiguousarray(ds.X - center)
+    Z = Z_il if scaling == "standardize" else st.raw_centered(ds.X)
     total = sst(Z_il)
     full_name = method_name + "".join(f"+{s.name}" for s in steps)
 
@@ -421,10 +423,14 @@ def microaggregate(frame: Any, k: int, *, variables: Any = None, method: str | C
 
     labels = canonical_labels(labels)
     groups = groups_from_labels(labels)
-    means = group_means(ds.X, labels, len(groups))
-    data = _build_output(ds, labels, means, constant)
-    sse_value = sse(Z_il, labels)
+    means = group_values(ds.X, labels, len(groups))
+    released = np.where(constant, ds.X, means[labels])  # constant columns: the original values
+    # IL of the values actually released (float64 group means), not of an idealised partition.
+    sse_value, total = release_sse_sst(ds.X, released)
     il = 100.0 * sse_value / total
+    # The final check before anything leaves this function: k-anonymous, IL as reported.
+    verify_release_values(ds.X, released, k, il, what="the release built from this partition")
+    data = _build_output(ds, released, constant)
     lower_il = gap = None
     if lower is not None and scaling == "standardize":
         lower_il = max(0.0, 100.0 * lower / total)
@@ -496,18 +502,27 @@ def _is_dask_frame(obj: Any) -> bool:
         and hasattr(obj, "to_delayed")
 
 
-def _build_output(ds, labels: np.ndarray, means: np.ndarray, constant: np.ndarray):
+def _build_output(ds, released: np.ndarray, constant: np.ndarray):
+    """The caller's data with the chosen non-constant columns replaced by ``released``;
+    every other column (and constant chosen columns) passes through untouched, same dtype.
+    Built with one concatenation (no column-by-column assignment: no fragmentation)."""
     if ds.is_frame:
-        out = ds.source.copy(deep=True)
-        for j, label in enumerate(ds.variables):
-            if constant[j]:
-                continue  # unchanged: every group mean of a constant is the constant
-            out[label] = means[labels, j]
+        src = ds.source
+        replaced = {int(pos): j for j, pos in enumerate(ds.positions) if not constant[j]}
+        parts = []
+        for pos in range(src.shape[1]):
+            if pos in replaced:
+                parts.append(pd.Series(released[:, replaced[pos]], index=src.index, name=src.columns[pos]))
+            else:
+                parts.append(src.iloc[:, pos].copy(deep=True))
+        out = pd.concat(parts, axis=1) if parts else src.copy(deep=True)
+        out.columns = src.columns
+        out.attrs = dict(src.attrs)
         return out
     out = np.array(ds.source, dtype=np.float64, copy=True)
     for j, pos in enumerate(ds.positions):
         if not constant[j]:
-            out[:, pos] = means[labels, j]
+            out[:, pos] = released[:, j]
     return out
 
 

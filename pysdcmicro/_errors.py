@@ -14,6 +14,7 @@ __all__ = [
     "InvalidTypeError",
     "StratumTooSmallError",
     "ConstantColumnWarning",
+    "ReleaseCheckError",
 ]
 
 
@@ -39,4 +40,15 @@ class ConstantColumnWarning(UserWarning):
     The column is kept (every group mean equals the constant, so the released values
     do not change) and is left out of the distance computations; it can never cause a
     division by zero.
+    """
+
+
+class ReleaseCheckError(PysdcmicroError, RuntimeError):
+    """The release, as built or as written and read back, is not what the result says.
+
+    Raised by the final check that runs before anything is written (see
+    :func:`pysdcmicro.verify_release`): the released values are not k-anonymous, or their
+    information loss against the original differs from the reported one. Nothing is
+    written when it is raised. It signals a bug or an unrepresentable value, never a
+    user error.
     """

@@ -5,27 +5,113 @@ IL = 100 * SSE / SST is defined on the standardized columns. We divide by the sa
 standard deviation (``ddof=1``, as R's ``scale()`` does); IL does not depend on that choice
 because it rescales every column by the same factor.
 
-A constant column has standard deviation 0. It is mapped to a column of zeros: it then
-contributes nothing to distances, SSE or SST, and nothing is ever divided by zero. Its
-released values equal the input (every group mean of a constant is the constant).
+Numerics (no finite float64 input can overflow or silently lose a column):
+
+* Each column is first divided by a power of two, ``2**e`` with ``e = floor(log2(max|x|))``,
+  so that every scaled value lies in ``(-2, 2)``. Division by a power of two is exact (up
+  to underflow of values ~1e-300 times smaller than the column's largest, which cannot
+  change any distance), so sums of squares never overflow, even for values near
+  ``±1.7e308``; means and spreads are computed on the scaled values (two-pass).
+* A column is *constant* when all its values are equal (exact comparison of the original
+  values). It is mapped to a column of zeros: it contributes nothing to distances, SSE or
+  SST, nothing is ever divided by zero, and its released values equal the input.
+* A column with a tiny spread relative to its size (``1e12 + N(0, 1)``, ``1 + 1e-15 i``)
+  is standardized like any other: the centring happens after the power-of-two scaling,
+  where subtraction of nearby values is exact.
 """
 
 from __future__ import annotations
 
+from dataclasses import dataclass
+
 import numpy as np
 
-__all__ = ["standardize", "SCALINGS"]
+__all__ = ["standardize", "Standardization", "standardization", "power_of_two_factors", "SCALINGS"]
 
 #: Accepted values of the ``scaling`` parameter: how records are compared while the
 #: partition is built. IL is always computed on z-scores.
 SCALINGS = ("standardize", "none")
 
 
+def power_of_two_factors(X: np.ndarray) -> np.ndarray:
+    """Per-column power of two ``2**floor(log2(max|x|))`` (1 for an all-zero or all-missing
+    column), so that ``X / factor`` lies in ``(-2, 2)``; missing values (NaN) are ignored.
+
+    Examples
+    --------
+    >>> power_of_two_factors(np.array([[3.0, -1e300, 0.0], [1.0, 5.0, 0.0]])).tolist()[0::2]
+    [2.0, 1.0]
+    """
+    X = np.asarray(X, dtype=np.float64)
+    if X.shape[0] == 0:
+        return np.ones(X.shape[1])
+    with np.errstate(all="ignore"):
+        absx = np.abs(X)
+        maxabs = np.where(np.isnan(absx).all(axis=0), 0.0, np.nanmax(np.where(np.isnan(absx), -1.0, absx), axis=0))
+    _, exponent = np.frexp(maxabs)  # maxabs = m * 2**exponent, 0.5 <= m < 1
+    return np.where(maxabs > 0, np.ldexp(1.0, exponent - 1), 1.0)
+
+
+@dataclass
+class Standardization:
+    """The z-scores of the chosen columns and how they were made.
+
+    ``Z = (X / factor - center) / scale`` column by column: ``factor`` is the exact
+    power-of-two pre-scaling, ``center`` and ``scale`` the mean and sample standard
+    deviation of ``X / factor`` (so none of them can overflow). Constant columns have
+    ``scale = 1`` and ``Z = 0``.
+    """
+
+    Z: np.ndarray
+    factor: np.ndarray
+    center: np.ndarray
+    scale: np.ndarray
+    constant: np.ndarray
+
+    def scaled(self, X: np.ndarray) -> np.ndarray:
+        """``X / factor`` (exact), for computing group values without overflow."""
+        return np.asarray(X, dtype=np.float64) / self.factor
+
+    def raw_centered(self, X: np.ndarray) -> np.ndarray:
+        """The raw values, centred, divided by ONE power of two common to all columns (so
+        relative scales between columns are kept): the data for ``scaling="none"``."""
+        common = float(np.max(self.factor)) if self.factor.size else 1.0
+        Xs = np.asarray(X, dtype=np.float64) / common
+        return np.ascontiguousarray(Xs - Xs.mean(axis=0))
+
+
+def standardization(X: np.ndarray, *, ddof: int = 1) -> Standardization:
+    """Standardize without overflow; see the module docstring.
+
+    Examples
+    --------
+    >>> st = standardization(np.array([[1e308, 1.0], [-1e308, 1.0], [0.0, 1.0]]))
+    >>> st.Z[:, 0].round(6).tolist(), st.constant.tolist()
+    ([1.0, -1.0, 0.0], [False, True])
+    """
+    X = np.asarray(X, dtype=np.float64)
+    n = X.shape[0]
+    factor = power_of_two_factors(X)
+    Xs = X / factor
+    center = Xs.mean(axis=0) if n else np.zeros(X.shape[1])
+    spread = Xs.std(axis=0, ddof=ddof) if n > ddof else np.zeros(X.shape[1])
+    # A column is constant when all values equal its first value (exact test on the
+    # original values; a tiny float spread from rounding must not be mistaken for variation).
+    constant = np.all(X == X[:1], axis=0) if n else np.ones(X.shape[1], dtype=bool)
+    scale = np.where(constant | (spread == 0) | ~np.isfinite(spread), 1.0, spread)
+    Z = np.ascontiguousarray((Xs - center) / scale)
+    Z[:, constant] = 0.0
+    return Standardization(Z=Z, factor=factor, center=center, scale=scale, constant=constant)
+
+
 def standardize(X: np.ndarray, *, ddof: int = 1) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
     """Return ``(Z, center, scale, constant)`` with ``Z = (X - center) / scale``.
 
     ``constant`` flags the columns with zero spread; their ``scale`` is set to 1 and their
-    ``Z`` column is exactly 0.
+    ``Z`` column is exactly 0. ``Z`` is computed without overflow for any finite input
+    (see :func:`standardization`); ``center`` and ``scale`` are given in the original
+    units and may be infinite for values beyond ~1e308 (use :func:`standardization` for
+    the overflow-free form).
 
     Examples
     --------
@@ -34,17 +120,8 @@ def standardize(X: np.ndarray, *, ddof: int = 1) -> tuple[np.ndarray, np.ndarray
     >>> Z.tolist(), const.tolist()
     ([[-0.7071067811865475, 0.0], [0.7071067811865475, 0.0]], [False, True])
     """
-    X = np.asarray(X, dtype=np.float64)
-    n = X.shape[0]
-    center = X.mean(axis=0)
-    if n > ddof:
-        spread = X.std(axis=0, ddof=ddof)
-    else:
-        spread = np.zeros(X.shape[1])
-    # A column is constant when all values equal its first value (exact test; a tiny
-    # float spread from rounding of the mean must not be mistaken for variation).
-    constant = np.all(X == X[:1], axis=0) if n else np.ones(X.shape[1], dtype=bool)
-    scale = np.where(constant | (spread == 0), 1.0, spread)
-    Z = np.ascontiguousarray((X - center) / scale)
-    Z[:, constant] = 0.0
-    return Z, center, scale, constant
+    st = standardization(X, ddof=ddof)
+    with np.errstate(over="ignore"):
+        center = st.center * st.factor
+        scale = np.where(st.constant, 1.0, st.scale * st.factor)
+    return st.Z, center, scale, st.constant

@@ -161,6 +161,30 @@ def _check_finite(values: np.ndarray, label: Any, index: pd.Index | None) -> Non
         )
 
 
+_EXACT_INT = 2 ** 53  # float64 holds every integer of magnitude <= 2**53 exactly
+
+
+def _check_exact_integers(values: Any, label: Any, index: pd.Index | None) -> None:
+    """Refuse an integer column holding values that float64 cannot represent exactly.
+
+    Microaggregation computes in float64; an integer beyond 2**53 would be rounded on the
+    way in, so distinct values could collapse (a column ``2**60 + arange(30)`` would look
+    constant and be released unchanged: a non-k-anonymous release)."""
+    arr = np.asarray(values)
+    if arr.dtype.kind not in "iu" or arr.size == 0:
+        return
+    big = (arr > _EXACT_INT) | (arr < -_EXACT_INT) if arr.dtype.kind == "i" else arr > _EXACT_INT
+    if big.any():
+        pos = int(np.flatnonzero(big)[0])
+        count = int(big.sum())
+        more = f" and {count - 1} more" if count > 1 else ""
+        raise InvalidInputError(
+            f"column {_col_name(label)} has the integer {int(arr[pos])} at {_row_label(index, pos)}{more}, beyond "
+            f"2**53 = {_EXACT_INT} in magnitude; float64 arithmetic would round it (distinct values could "
+            "collapse): subtract an offset, rescale, or pass it as float if rounding is acceptable."
+        )
+
+
 def _resolve_columns(requested: Any, columns: list, what: str) -> list:
     """Turn a column selection (label or list of labels) into a list of existing labels."""
     if requested is None:
@@ -230,6 +254,8 @@ def as_dataset(frame: Any, variables: Any = None, strata: Any = None) -> Dataset
     if not chosen:
         raise InvalidInputError("`variables` must name at least one column; got an empty list.")
     positions = np.asarray(chosen, dtype=np.intp)
+    for j, label in enumerate(chosen):
+        _check_exact_integers(arr[:, positions[j]], label, None)
     X = np.ascontiguousarray(arr[:, positions], dtype=np.float64)
     for j, label in enumerate(chosen):
         _check_finite(X[:, j], label, None)
@@ -271,6 +297,8 @@ def _dataset_from_frame(frame: pd.DataFrame, variables: Any, strata: Any) -> Dat
             raise InvalidTypeError(
                 f"column {_col_name(label)} must be numeric to be microaggregated; got dtype {s.dtype}{shown}."
             )
+        if pd.api.types.is_integer_dtype(s.dtype):
+            _check_exact_integers(s.dropna().to_numpy(), label, frame.index if not s.hasnans else None)
         X[:, j] = s.to_numpy(dtype=np.float64, na_value=np.nan)
         _check_finite(X[:, j], label, frame.index)
     positions = np.asarray([columns.index(c) for c in chosen], dtype=np.intp)

@@ -51,17 +51,11 @@ def sse_sst(original: Any, masked: Any, *, variables: Any = None) -> tuple[float
 
 
 def _sse_sst(X: np.ndarray, Xm: np.ndarray) -> tuple[float, float]:
-    mean, sd = _mean_sd(X)
-    sse = sst = 0.0
-    for j in range(X.shape[1]):  # column by column: O(n) temporaries
-        x = X[:, j]
-        if not (np.isfinite(sd[j]) and sd[j] > 0) or np.all((x == x[~np.isnan(x)][:1]) | np.isnan(x)):
-            continue  # a constant column contributes nothing
-        z = (x - mean[j]) / sd[j]
-        diff = z - (Xm[:, j] - mean[j]) / sd[j]
-        sse += float(np.nansum(diff * diff))
-        sst += float(np.nansum(z * z))
-    return sse, sst
+    # One implementation with the library's own IL (overflow-free, exact power-of-two
+    # pre-scaling; constant columns and missing cells skipped): pysdcmicro._release.
+    from .._release import release_sse_sst
+
+    return release_sse_sst(X, Xm)
 
 
 def il_sse(original: Any, masked: Any, *, variables: Any = None) -> float:
