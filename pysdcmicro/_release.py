@@ -82,14 +82,19 @@ def release_sse_sst(X: np.ndarray, R: np.ndarray) -> tuple[float, float]:
         xo = x[~np.isnan(x)]
         if xo.size < 2 or np.all(xo == xo[0]):
             continue
-        mean = xo.mean()
-        sd = xo.std(ddof=1)
-        if not (sd > 0 and math.isfinite(sd)):
+        # Sum of squares about the exact mean: the float mean m may not be representable
+        # exactly (1e12 + 0.185), so subtract the residual term n * delta**2 with
+        # delta = mean(x - m) (computed where subtraction of nearby values is exact).
+        m = xo.mean()
+        dev = xo - m
+        delta = dev.mean()
+        ss = float(np.dot(dev, dev)) - xo.size * delta * delta
+        if not (ss > 0 and math.isfinite(ss)):
             continue
-        z = (x - mean) / sd
-        d = (x - r) / sd
-        sse += float(np.nansum(d * d))
-        sst += float(np.nansum(z * z))
+        var = ss / (xo.size - 1)  # the sample variance: z-scores have sum of squares n - 1
+        d = x - r
+        sse += float(np.nansum(d * d)) / var
+        sst += ss / var
     return sse, sst
 
 

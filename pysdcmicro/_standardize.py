@@ -26,7 +26,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
-__all__ = ["standardize", "Standardization", "standardization", "power_of_two_factors", "SCALINGS"]
+__all__ = ["standardize", "Standardization", "standardization", "power_of_two_factors", "refined_mean", "SCALINGS"]
 
 #: Accepted values of the ``scaling`` parameter: how records are compared while the
 #: partition is built. IL is always computed on z-scores.
@@ -50,6 +50,16 @@ def power_of_two_factors(X: np.ndarray) -> np.ndarray:
         maxabs = np.where(np.isnan(absx).all(axis=0), 0.0, np.nanmax(np.where(np.isnan(absx), -1.0, absx), axis=0))
     _, exponent = np.frexp(maxabs)  # maxabs = m * 2**exponent, 0.5 <= m < 1
     return np.where(maxabs > 0, np.ldexp(1.0, exponent - 1), 1.0)
+
+
+def refined_mean(Xs: np.ndarray) -> np.ndarray:
+    """Column means with one refinement step (the mean of the residuals added back), so a
+    column with a tiny spread relative to its size gets its centre to the last bit: the
+    centre's error would otherwise enter SST as ``n * error**2``."""
+    if Xs.shape[0] == 0:
+        return np.zeros(Xs.shape[1])
+    m = Xs.mean(axis=0)
+    return m + (Xs - m).mean(axis=0)
 
 
 @dataclass
@@ -93,7 +103,7 @@ def standardization(X: np.ndarray, *, ddof: int = 1) -> Standardization:
     n = X.shape[0]
     factor = power_of_two_factors(X)
     Xs = X / factor
-    center = Xs.mean(axis=0) if n else np.zeros(X.shape[1])
+    center = refined_mean(Xs)
     spread = Xs.std(axis=0, ddof=ddof) if n > ddof else np.zeros(X.shape[1])
     # A column is constant when all values equal its first value (exact test on the
     # original values; a tiny float spread from rounding must not be mistaken for variation).

@@ -136,9 +136,23 @@ def read_table(path: str, variables: list[str] | None = None,
             frame[col] = values
             chosen.append(col)
         # else: left as text; validation then names the column and a non-numeric value
+    _check_exact_integers(p, path, frame, chosen)
     if variables is None:
         return frame, [c for c in frame.columns if c in chosen]
     return frame, list(variables)
+
+
+def _check_exact_integers(p: Path, path: str, frame: pd.DataFrame, numeric: list) -> None:
+    """Integers beyond 2**53 in a numeric CSV column are refused (float64 would round them,
+    so distinct values could collapse); see :func:`pysdcmicro._validation.check_integer_text`."""
+    from ._validation import check_integer_text
+
+    big = [c for c in numeric if c in frame.columns and np.nanmax(np.abs(frame[c].to_numpy(dtype=np.float64)),
+                                                                  initial=0.0) > 2 ** 53]
+    if big:
+        text = _read_csv(p, path, dtype=str, usecols=big)
+        for c in big:
+            check_integer_text(text[c], frame[c].to_numpy(dtype=np.float64), c)
 
 
 def _write_table(data: pd.DataFrame, path: str) -> None:
