@@ -791,15 +791,14 @@ def _mu_approx_solver(Z: np.ndarray, k: int, ctx: Context, *, randomized: bool =
 
 
 def _prepare(X, k, variables, scaling):
-    from .._standardize import SCALINGS, standardize
+    from .._standardize import SCALINGS, standardization
     from .._validation import as_dataset, check_choice, check_k
 
     ds = as_dataset(X, variables, None)
     k = check_k(k, ds.n)
     scaling = check_choice(scaling, "scaling", SCALINGS)
-    Z, center, _, _ = standardize(ds.X)
-    if scaling == "none":
-        Z = np.ascontiguousarray(ds.X - center)
+    st = standardization(ds.X)
+    Z = st.Z if scaling == "standardize" else st.raw_centered(ds.X)
     return Z, k
 
 
