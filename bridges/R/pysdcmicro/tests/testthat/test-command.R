@@ -33,8 +33,8 @@ test_that("bad arguments fail in R with the parameter, the rule and the value", 
   expect_error(microaggregate(o, strata_variables = "a,b"), "`strata_variables` must be a character vector")
   expect_error(microaggregate(o, time_limit = 0), "`time_limit` must be a number of seconds > 0; got 0.", fixed = TRUE)
   expect_error(microaggregate(o, seed = -1), "`seed` must be a whole number >= 0; got -1.", fixed = TRUE)
-  expect_error(microaggregate(o, method = "mdav", 2), "must be named")
-  expect_error(microaggregate(o, method = "icsm", restarts = 1:2), "method option `restarts` must be a single")
+  expect_error(microaggregate(o, NULL, 3, "mdav", NULL, NULL, NULL, 2), "must be named")
+  expect_error(microaggregate(o, method = "icsm", max_restarts = 1:2), "method option `max_restarts` must be a single")
 })
 
 test_that("a missing command is an R error saying how to install and point to it", {
