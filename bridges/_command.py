@@ -118,5 +118,6 @@ def run(args: argparse.Namespace) -> int:
         print(f"pysdcmicro: warning: status {result.status}: {result.message}", file=sys.stderr)
     if not args.quiet:
         print(f"{result.method}: k={args.k}, {len(result.labels)} records, {len(result.groups)} groups, "
-              f"IL={result.information_loss:.6f}, status {result.status}, {seconds:.3f} s")
+              f"IL={result.information_loss:.6f}, status {result.status}, method {result.seconds:.3f} s, "
+              f"with the bridge (conversions, sdcMicro's risk and utility) {seconds:.3f} s")
     return 0
