@@ -60,7 +60,7 @@ def _list_methods() -> int:
 
 
 def _r_message(exc: BaseException) -> str:
-    return " ".join(str(exc).replace("Error in", "").split()).strip(" :")
+    return " ".join(str(exc).split()).strip(" :")
 
 
 def run(args: argparse.Namespace) -> int:
@@ -89,15 +89,37 @@ def run(args: argparse.Namespace) -> int:
     from . import sdcmicro as bridge
 
     s = bridge._session(sdcmicro=False)
+    # In R: errors caught there (rpy2 would echo them on stderr), the object kept in an R
+    # environment until we know what it is (converting an S4 sdcMicroObj to Python needs
+    # its class definition, so sdcMicro must be loaded first).
+    read = s.ro.r("""function(path, env) tryCatch({
+            o <- suppressWarnings(suppressMessages(readRDS(path)))
+            assign("obj", o, envir = env)
+            list(error = "", sdc = isS4(o) && inherits(o, "sdcMicroObj"), s4 = isS4(o),
+                 class = paste(class(o), collapse = "/"))
+        }, error = function(e) list(error = conditionMessage(e)))""")
+    holder = s.ro.r("new.env")()
+    from rpy2.rinterface_lib import callbacks
+
+    # readRDS of an S4 object loads its package and R reports that on its console, past
+    # tryCatch and suppressMessages; our error line says it better: keep stderr to that line.
+    saved = callbacks.consolewrite_print, callbacks.consolewrite_warnerror
+    callbacks.consolewrite_print = callbacks.consolewrite_warnerror = lambda text: None
     try:
-        obj = s.ro.r("readRDS")(os.path.abspath(args.input))
-    except Exception as exc:  # rpy2's RRuntimeError: not an .rds file, truncated, ...
-        raise RCommandError(f"IN.rds {args.input!r} could not be read by R's readRDS(): {_r_message(exc)}") from exc
-    if not bool(s.ro.r("function(o) isS4(o) && inherits(o, 'sdcMicroObj')")(obj)[0]):
-        kind = "/".join(str(c) for c in s.ro.r("class")(obj))
-        kind = ("an S4 object" if isinstance(obj, s.RS4) else "an object") + f" of class {kind}"
+        got = read(os.path.abspath(args.input), holder)
+    finally:
+        callbacks.consolewrite_print, callbacks.consolewrite_warnerror = saved
+    error = " ".join(str(got.rx2("error")[0]).split())
+    if error:
+        if "sdcMicro" in error:  # reading an S4 sdcMicroObj loads sdcMicro: say how to install it
+            s.require_sdcmicro()
+        raise RCommandError(f"IN.rds {args.input!r} could not be read by R's readRDS(): {error}")
+    if not bool(got.rx2("sdc")[0]):
+        kind = ("an S4 object" if bool(got.rx2("s4")[0]) else "an object") + f" of class {got.rx2('class')[0]}"
         raise InvalidTypeError(f"IN.rds {args.input!r} must hold an sdcMicroObj (an S4 object from "
                                f"sdcMicro::createSdcObj(), saved with saveRDS()); it holds {kind}.")
+    s.require_sdcmicro()  # before the object reaches Python (see above)
+    obj = s.ro.r("get")("obj", envir=holder)
     started = time.perf_counter()
     new, result = bridge.microaggregation(obj, variables=variables, aggr=args.k, method=args.method,
                                          strata_variables=strata, return_result=True, rng=args.seed,
