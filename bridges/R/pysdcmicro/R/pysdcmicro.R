@@ -31,7 +31,7 @@ pysdcmicro_command <- function() {
 # session's library paths (R_LIBS), so it loads the same sdcMicro as the caller.
 .run_pysdcmicro <- function(args) {
   cmd <- pysdcmicro_command()
-  exe <- Sys.which(cmd[1L])
+  exe <- Sys.which(path.expand(cmd[1L]))
   if (!nzchar(exe)) stop(.pysdcmicro_condition(.not_found_message(cmd)))
   out <- tempfile("pysdcmicro-", fileext = ".out")
   err <- tempfile("pysdcmicro-", fileext = ".err")

@@ -85,3 +85,17 @@ test_that("the real command refuses a file that holds no S4 sdcMicroObj (needs t
   expect_match(conditionMessage(err),
                "^pysdcmicro: error: IN.rds '.*' must hold an sdcMicroObj .*; it holds an object of class sdcMicroObj.")
 })
+
+test_that("a command path starting with ~ is expanded", {
+  home <- tempfile("home-")
+  dir.create(home)
+  old_home <- Sys.getenv("HOME")
+  on.exit(Sys.setenv(HOME = old_home), add = TRUE)
+  cmd <- fake_command(character(0), 0L, stdout_lines = "mdav\tMDAV")
+  file.copy(cmd, file.path(home, "pysdcmicro"))
+  Sys.chmod(file.path(home, "pysdcmicro"), "0755")
+  Sys.setenv(HOME = home)
+  old <- options(pysdcmicro.command = "~/pysdcmicro")
+  on.exit(options(old), add = TRUE)
+  expect_identical(pysdcmicro_methods()$method, "mdav")
+})
