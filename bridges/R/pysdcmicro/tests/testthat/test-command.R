@@ -99,3 +99,30 @@ test_that("a command path starting with ~ is expanded", {
   on.exit(options(old), add = TRUE)
   expect_identical(pysdcmicro_methods()$method, "mdav")
 })
+
+test_that("arguments reach the command; its warnings become R warnings; OUT.rds is read back", {
+  log <- tempfile("args-")
+  path <- tempfile("fake-pysdcmicro-")
+  writeLines(c("#!/bin/sh",
+               sprintf("printf '%%s\\n' \"$@\" > %s", shQuote(log)),
+               "cp \"$2\" \"$3\"",
+               "echo 'pysdcmicro: warning: status limit: time limit reached; best partition kept' >&2",
+               "exit 0"), path)
+  Sys.chmod(path, "0755")
+  old <- options(pysdcmicro.command = path)
+  on.exit(options(old))
+  obj <- structure(list(tag = "x"), class = "sdcMicroObj")
+  expect_warning(res <- microaggregate(obj, variables = c("a", "b"), aggr = 4, method = "icsm",
+                                       strata_variables = "s", time_limit = 2.5, seed = 7,
+                                       max_restarts = 2L, restart_scope = "region", flag = TRUE),
+                 "^pysdcmicro: warning: status limit: time limit reached")
+  expect_identical(res, obj)
+  args <- readLines(log)
+  expect_identical(args[1], "sdcmicro")
+  expect_match(args[2:3], "\\.rds$")
+  expect_false(any(file.exists(args[2:3])))  # temporary files removed
+  expect_identical(args[-(1:3)],
+                   c("--k", "4", "--method", "icsm", "--variables", "a,b", "--strata", "s", "--time-limit", "2.5",
+                     "--seed", "7", "--option", "max_restarts=2", "--option", "restart_scope=region",
+                     "--option", "flag=true"))
+})
