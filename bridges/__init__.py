@@ -6,6 +6,8 @@ imports its own dependencies lazily, when one of its functions is first called.
 
 * :mod:`pysdcmicro.bridges.sdcmicro`: pysdcmicro methods on R sdcMicro objects through
   rpy2 (``pip install "pysdcmicro[r]"``, plus R and the CRAN package sdcMicro).
+* ``pysdcmicro.bridges._command``: the command ``pysdcmicro sdcmicro IN.rds OUT.rds`` (the
+  same on a saved sdcMicroObj), back end of the R package in ``bridges/R/pysdcmicro``.
 """
 
 __all__ = ["sdcmicro"]

@@ -273,6 +273,16 @@ def _build_parser() -> argparse.ArgumentParser:
     d.add_argument("--original", help="also write the generated original data as CSV")
     d.add_argument("--report", help="also write the JSON report")
     d.add_argument("--html", help="also write the HTML report (with plots when matplotlib is installed)")
+
+    # `pysdcmicro sdcmicro IN.rds OUT.rds`: the R package's back end (bridges/_command.py, imported
+    # only here and when the command runs; it loads rpy2 only then).
+    from .bridges import _command as _sdcmicro_command
+    _sdcmicro_command.add_arguments(sub.add_parser(
+        "sdcmicro", help="microaggregate an sdcMicroObj saved as .rds (needs R, rpy2 and sdcMicro)",
+        description="Run a pysdcmicro method on an sdcMicroObj saved with saveRDS(), as "
+                    "pysdcmicro.bridges.sdcmicro.microaggregation does (risk and utility refreshed by sdcMicro, "
+                    "undolast() works), and save the new object."))
+    parser.set_defaults(_sdcmicro_handler=_sdcmicro_command.run)
     return parser
 
 
@@ -456,7 +466,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         parser.print_help()
         return 2
     handlers = {"microaggregate": _cmd_microaggregate, "report": _cmd_report, "methods": _cmd_methods,
-                "demo": _cmd_demo}
+                "demo": _cmd_demo, "sdcmicro": getattr(args, "_sdcmicro_handler", None)}
     with warnings.catch_warnings(record=True) as caught:
         warnings.simplefilter("always")
         try:

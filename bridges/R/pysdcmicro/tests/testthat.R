@@ -1,0 +1,3 @@
+library(testthat)
+library(pysdcmicro)
+test_check("pysdcmicro")
