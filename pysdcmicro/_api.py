@@ -86,26 +86,50 @@ def _as_solution(out: Any) -> Solution:
     return Solution(labels=np.asarray(out))
 
 
-def _run_core(call: Callable[[], Any], ctx: Context, fallback: np.ndarray | None) -> Solution:
-    """Run a core; on Ctrl-C stop every deadline and return the incumbent."""
+def _run_core(call: Callable[[], Any], ctx: Context, fallback: np.ndarray | None,
+              Z: np.ndarray | None = None, k: int | None = None) -> Solution:
+    """Run a core; on Ctrl-C stop every deadline and return the incumbent (or, when the
+    core had found none yet, the records grouped in runs of k along their first principal
+    axis: a valid k-partition in O(n d + n log n), so an interrupt always releases)."""
     try:
         return _as_solution(call())
     except KeyboardInterrupt:
         ctx.deadline.stop()
         labels, _ = ctx.incumbent
+        message = "interrupted (Ctrl-C): best partition found so far"
         if labels is None:
             labels = fallback
+        if labels is None and Z is not None and k is not None:
+            labels = _principal_axis_runs(Z, k)
+            message = ("interrupted (Ctrl-C) before the method had a partition: records grouped in runs of k "
+                       "along their first principal axis")
         if labels is None:
             raise
-        return Solution(labels=labels, status="limit",
-                        message="interrupted (Ctrl-C): best partition found so far")
+        return Solution(labels=labels, status="limit", message=message)
+
+
+def _principal_axis_runs(Z: np.ndarray, k: int) -> np.ndarray:
+    """Sort the records along their first principal axis (power iteration, no d x d or n x n
+    matrix beyond d x d) and cut the order into runs of k; the last run takes the rest."""
+    n, d = Z.shape
+    v = np.ones(d) / math.sqrt(d)
+    for _ in range(20):
+        w = Z.T @ (Z @ v)
+        norm = float(np.linalg.norm(w))
+        if norm == 0:
+            break
+        v = w / norm
+    order = np.argsort(Z @ v, kind="stable")
+    labels = np.empty(n, dtype=np.int64)
+    labels[order] = np.minimum(np.arange(n) // k, max(n // k - 1, 0))
+    return labels
 
 
 def _solve_block(method_core: Callable, options: dict, steps: list[_Step], Z: np.ndarray, k: int,
                  ctx: Context) -> tuple[Solution, list[str]]:
     """Method then improvement steps on one block of records (the whole data or a stratum)."""
     n = Z.shape[0]
-    sol = _run_core(lambda: method_core(Z, k, ctx, **options), ctx, None)
+    sol = _run_core(lambda: method_core(Z, k, ctx, **options), ctx, None, Z, k)
     _check_core_output(sol.labels, n, k, "method")
     statuses = [sol.status]
     messages = [sol.message] if sol.message else []

@@ -312,3 +312,16 @@ if __name__ == "__main__":  # pragma: no cover
     if "--write-docs" in sys.argv:
         _write_docs()
         print(f"wrote {DOCS_PAGE}")
+
+
+def test_interrupt_before_any_partition_still_releases():
+    """Ctrl-C before a method has offered any partition: a valid k-partition is released
+    (runs of k along the first principal axis) with status "limit", never a traceback."""
+    def interrupted(Z, k, ctx):
+        raise KeyboardInterrupt
+
+    X = np.random.default_rng(3).normal(size=(50, 3))
+    res = microaggregate(X, 4, method=interrupted)
+    assert res.status == "limit" and "interrupted" in res.message
+    pysdcmicro.check_partition(res.labels, 50, 4)
+    check_release(X, res, 4)
