@@ -11,9 +11,18 @@ found so far, with status ``limit`` in the report.
 from __future__ import annotations
 
 import argparse
+import contextlib
+import errno
 import io
 import json
+import os
+import re
+import shutil
+import signal
+import stat
 import sys
+import tempfile
+import threading
 import warnings
 from pathlib import Path
 from typing import Any, Sequence
@@ -22,7 +31,7 @@ import numpy as np
 import pandas as pd
 
 from . import __version__
-from ._errors import InvalidInputError, PysdcmicroError
+from ._errors import InvalidInputError, PysdcmicroError, ReleaseCheckError
 
 __all__ = ["main", "read_table"]
 
@@ -62,6 +71,28 @@ def _numeric_values(text: pd.Series) -> np.ndarray | None:
     return values
 
 
+class _FileError(PysdcmicroError, OSError):
+    """A file cannot be read or written (exit status 2, one line). Also an ``OSError``."""
+
+
+def _os_reason(exc: OSError) -> str:
+    """The short reason of an ``OSError`` ("No space left on device"), without the path."""
+    if isinstance(exc, PysdcmicroError):
+        return str(exc)
+    return exc.strerror or (os.strerror(exc.errno) if exc.errno else str(exc)) or type(exc).__name__
+
+
+def _input_file(path: str) -> Path:
+    p = Path(path)
+    if p.is_dir():
+        raise _FileError(f"input file {path!r} is a folder; give a CSV or Parquet file.")
+    if not p.exists():
+        raise InvalidInputError(f"input file {path!r} does not exist.")
+    if not p.is_file():
+        raise _FileError(f"input file {path!r} is not a regular file (it is read twice); save the data to a file first.")
+    return p
+
+
 def _read_parquet(p: Path, path: str) -> pd.DataFrame:
     try:
         return pd.read_parquet(p)
@@ -69,6 +100,8 @@ def _read_parquet(p: Path, path: str) -> pd.DataFrame:
         raise InvalidInputError(
             f"reading {path!r} needs a Parquet engine; install it with `pip install 'pysdcmicro[parquet]'`."
         ) from None
+    except OSError as exc:
+        raise _FileError(f"cannot read input file {path!r}: {_os_reason(exc)}.") from None
     except Exception as exc:  # pyarrow raises its own error types
         raise InvalidInputError(f"input file {path!r} is not a readable Parquet file: {exc}") from None
 
@@ -80,6 +113,47 @@ def _read_csv(p: Path, path: str, **kwargs) -> pd.DataFrame:
         raise InvalidInputError(f"input file {path!r} is empty; it needs a header row and records.") from None
     except (pd.errors.ParserError, UnicodeDecodeError) as exc:
         raise InvalidInputError(f"input file {path!r} is not a readable CSV file: {exc}") from None
+    except OSError as exc:
+        raise _FileError(f"cannot read input file {path!r}: {_os_reason(exc)}.") from None
+
+
+def _check_header(p: Path, path: str) -> None:
+    """Refuse duplicate column names, as the API does (pandas would rename `a` to `a.1`)."""
+    header = _read_csv(p, path, header=None, nrows=1, dtype=str)
+    seen: set[str] = set()
+    for name in header.iloc[0].tolist() if len(header) else []:
+        if name in seen:
+            raise InvalidInputError(f"input file {path!r} has two columns named {name!r}; "
+                                    "column names must be unique.")
+        seen.add(name)
+
+
+# Numbers written with formatting that neither pandas nor float() reads: thousands
+# separators (1,234.5  1.234,5  1 234  1'234), a decimal comma (3,5); currency signs and
+# percent signs are stripped before matching.
+_FORMATTED = re.compile(r"[-+]?(?:\d{1,3}(?:,\d{3})+(?:\.\d+)?|\d{1,3}(?:\.\d{3})+(?:,\d+)?"
+                        r"|\d{1,3}(?:[' \u00a0\u202f]\d{3})+(?:[.,]\d+)?|\d*,\d+)")
+_SIGNS = r"[$€£¥%()\s\u00a0\u202f]"
+
+
+def _formatted_number_example(cells: pd.Series) -> str | None:
+    """A cell of a text column that holds numbers written with formatting (thousands
+    separators, a currency sign, a decimal comma), when *every* non-missing cell is a number
+    once the formatting is removed; else None."""
+    text = cells.astype(object).astype(str).str.strip()
+    text = text[~text.str.lower().isin(_MISSING_TOKENS)]
+    if text.empty:
+        return None
+    core = text.str.replace(rf"^{_SIGNS}+|{_SIGNS}+$", "", regex=True).str.replace(r"^([-+])[$€£¥]\s*", r"\1",
+                                                                               regex=True)
+    plain = pd.to_numeric(core.where(core != ""), errors="coerce").notna().to_numpy()
+    formatted = core.str.fullmatch(_FORMATTED).fillna(False).to_numpy(dtype=bool)
+    if not (plain | formatted).all():
+        return None
+    needs_work = ~(plain & (core == text).to_numpy())
+    if not needs_work.any():
+        return None
+    return str(text.iloc[int(np.flatnonzero(needs_work)[0])])
 
 
 def read_table(path: str, variables: list[str] | None = None,
@@ -93,6 +167,11 @@ def read_table(path: str, variables: list[str] | None = None,
     numbers; all other columns are read as text, so leading zeros, number formatting and
     text pass through unchanged.
 
+    Refused (one-line error): a CSV header naming a column twice (the API refuses duplicate
+    names too; pandas would rename the second one); a column named in ``variables`` that
+    holds numbers written with formatting (``1,234``, ``$12``, ``3,5``). Such a column in
+    the default selection is left as text with a warning naming it and an example value.
+
     Large CSV files: the first rows are read as text to find the numeric columns, then the
     file is read once with those columns parsed as numbers by pandas' C reader (no Python
     code per cell) and the others as text. If a column turns out not to be numeric further
@@ -100,9 +179,7 @@ def read_table(path: str, variables: list[str] | None = None,
 
     Returns the frame and the list of columns to microaggregate.
     """
-    p = Path(path)
-    if not p.is_file():
-        raise InvalidInputError(f"input file {path!r} does not exist.")
+    p = _input_file(path)
     if p.suffix.lower() in (".parquet", ".pq"):
         frame = _read_parquet(p, path)
         if variables is None:
@@ -111,6 +188,7 @@ def read_table(path: str, variables: list[str] | None = None,
             excluded = set(exclude or [])
             return frame, [c for c in frame.columns if c not in excluded and _is_numeric_series(frame[c])]
         return frame, list(variables)
+    _check_header(p, path)
     excluded = set(exclude or [])
     head = _read_csv(p, path, dtype=str, nrows=_SNIFF_ROWS)
     if variables is None:
@@ -130,15 +208,35 @@ def read_table(path: str, variables: list[str] | None = None,
         unsure = unsure + candidates
         candidates = []
     chosen = list(candidates)
+    parsed = {}
     for col in unsure:
         values = _numeric_values(frame[col])
         if values is not None:
-            frame[col] = values
+            parsed[col] = values
             chosen.append(col)
         # else: left as text; validation then names the column and a non-numeric value
+    if parsed:  # one new frame, not one column assignment per column (no fragmentation)
+        frame = pd.DataFrame({c: parsed[c] if c in parsed else frame[c] for c in frame.columns}, index=frame.index)
     _check_exact_integers(p, path, frame, chosen)
     if variables is None:
+        for col in frame.columns:
+            if col in excluded or col in chosen:
+                continue
+            example = _formatted_number_example(head[col])
+            if example is not None:
+                warnings.warn(f"column {col!r} is text and is released unchanged, not microaggregated: it holds "
+                              f"numbers with formatting such as {example!r} (thousands separators, a currency "
+                              "sign or a decimal comma); write plain numbers (e.g. 1234.5) to microaggregate it, "
+                              "or choose the columns with --variables.", UserWarning, stacklevel=2)
         return frame, [c for c in frame.columns if c in chosen]
+    for col in variables:
+        if col in frame.columns and col not in chosen:
+            example = _formatted_number_example(frame[col])
+            if example is not None:
+                raise InvalidInputError(
+                    f"column {col!r} holds numbers written as text with formatting (e.g. value {example!r}: "
+                    "thousands separators, a currency sign or a decimal comma), so it cannot be microaggregated; "
+                    "write plain numbers such as 1234.5 in the file (no separators or signs, a decimal point).")
     return frame, list(variables)
 
 
@@ -155,8 +253,30 @@ def _check_exact_integers(p: Path, path: str, frame: pd.DataFrame, numeric: list
             check_integer_text(text[c], frame[c].to_numpy(dtype=np.float64), c)
 
 
-def _write_table(data: pd.DataFrame, path: str) -> None:
-    if path.lower().endswith((".parquet", ".pq")):
+def _check_strata_cells(frame: pd.DataFrame, strata: list[str] | None) -> None:
+    """Missing markers (empty, NA, NaN, ...) in a CSV stratum column are refused as the API
+    refuses NaN strata, instead of becoming a stratum of their own."""
+    from ._validation import _col_name, _row_label
+
+    for col in strata or []:
+        if col not in frame.columns or pd.api.types.is_numeric_dtype(frame[col].dtype):
+            continue  # unknown columns: validation names them; numbers: NaN is checked there
+        cells = frame[col].astype(object)
+        text = cells.where(cells.isna(), cells.astype(str).str.strip().str.lower())
+        missing = (text.isna() | text.isin(_MISSING_TOKENS)).to_numpy()
+        if missing.any():
+            r = int(np.flatnonzero(missing)[0])
+            raise InvalidInputError(
+                f"stratum column {_col_name(col)} has a missing value ({cells.iat[r]!r}) at "
+                f"{_row_label(frame.index, r)}; every record needs a stratum.")
+
+
+def _is_parquet(path: str) -> bool:
+    return str(path).lower().endswith((".parquet", ".pq"))
+
+
+def _write_table(data: pd.DataFrame, path: str, *, parquet: bool | None = None) -> None:
+    if _is_parquet(path) if parquet is None else parquet:
         try:
             data.to_parquet(path, index=False)
         except ImportError:
@@ -165,6 +285,169 @@ def _write_table(data: pd.DataFrame, path: str) -> None:
             ) from None
     else:
         data.to_csv(path, index=False)
+
+
+# ----------------------------------------------------------------------------------------
+# Output files: checked before any work, then written as one transaction.
+#
+# Every output is written to a temporary file in its target's folder (same filesystem, so
+# the final rename is atomic), the masked file is read back and verified, and only when
+# every output is complete are they renamed into place. On any failure (an error, a failed
+# release check, Ctrl-C) the temporary files are removed: no output path is created or
+# changed, a pre-existing file is left as it was.
+# ----------------------------------------------------------------------------------------
+
+_TEMP_PREFIX = ".pysdcmicro-"
+
+
+def _same_file(a: str, b: str) -> bool:
+    """Whether two paths name one file: equal once resolved (symlinks, ./, ..), or the same
+    inode (hard links, case-insensitive file systems) when both exist."""
+    try:
+        if os.path.realpath(a) == os.path.realpath(b):
+            return True
+        return os.path.exists(a) and os.path.exists(b) and os.path.samefile(a, b)
+    except (OSError, ValueError):
+        return False
+
+
+def _is_special(path: str) -> bool:
+    """An existing path that is not a regular file or folder: /dev/null, /dev/stdout, a FIFO."""
+    try:
+        mode = os.stat(path).st_mode
+    except OSError:
+        return False
+    return not (stat.S_ISREG(mode) or stat.S_ISDIR(mode))
+
+
+def _check_output_paths(inputs: dict[str, str | None], outputs: dict[str, str | None]) -> None:
+    """Refuse, before any work, an output that is an input file, two outputs that are one
+    file, an output that is a folder, and an output whose folder does not exist."""
+    given_in = {name: path for name, path in inputs.items() if path}
+    given_out = {name: path for name, path in outputs.items() if path}
+    for opt, path in given_out.items():
+        for name, source in given_in.items():
+            if _same_file(path, source):
+                raise InvalidInputError(f"{opt} {path!r} is the input file {source!r} ({name}); "
+                                        "write the output to another file.")
+    names = list(given_out)
+    for i, a in enumerate(names):
+        for b in names[i + 1:]:
+            pa, pb = given_out[a], given_out[b]
+            if not (_is_special(pa) and _is_special(pb)) and _same_file(pa, pb):
+                raise InvalidInputError(f"{a} and {b} name the same file {pb!r}; give each output its own file.")
+    for opt, path in given_out.items():
+        if os.path.isdir(path):
+            raise _FileError(f"{opt} {path!r} is a folder; give a file name.")
+        folder = os.path.dirname(os.path.realpath(path))
+        if not os.path.isdir(folder):
+            raise _FileError(f"{opt} {path!r}: the folder {os.path.dirname(path) or '.'!r} does not exist.")
+
+
+@contextlib.contextmanager
+def _sigint_held():
+    """Hold Ctrl-C (SIGINT) during a short critical section (the renames, the clean-up) and
+    raise it afterwards, so that a second Ctrl-C never leaves half a set of outputs."""
+    if threading.current_thread() is not threading.main_thread():
+        yield
+        return
+    received: list[int] = []
+    try:
+        previous = signal.signal(signal.SIGINT, lambda signum, frame: received.append(signum))
+    except (ValueError, OSError):  # pragma: no cover - no signal support here
+        yield
+        return
+    try:
+        yield
+    finally:
+        signal.signal(signal.SIGINT, previous)
+        if received and previous is not signal.SIG_IGN:
+            raise KeyboardInterrupt
+
+
+def _new_file_mode(target: str) -> int:
+    """Permissions a plain ``open(target, "w")`` would give: the existing file's, or
+    0o666 minus the umask (mkstemp makes 0o600 files)."""
+    try:
+        return stat.S_IMODE(os.stat(target).st_mode)
+    except OSError:
+        mask = os.umask(0)
+        os.umask(mask)
+        return 0o666 & ~mask
+
+
+class _Outputs:
+    """The output files of one command, written as a transaction (see above).
+
+    >>> with _Outputs() as out:                                    # doctest: +SKIP
+    ...     tmp = out.write("out.csv", "--output", lambda p: frame.to_csv(p))
+    ...     check(tmp)                     # read back, verify: raises -> nothing written
+    ...     out.commit()                   # every output renamed into place
+    """
+
+    def __init__(self) -> None:
+        self._pending: list[tuple[str, str, bool]] = []  # (temporary file, target, target is special)
+
+    def __enter__(self) -> "_Outputs":
+        return self
+
+    def __exit__(self, *exc: Any) -> bool:
+        self.discard()
+        return False
+
+    def write(self, target: str, what: str, writer: Any) -> str:
+        """Call ``writer(temporary_path)`` and return that path; ``what`` names the output
+        in error messages. An ``OSError`` becomes one line (exit status 2)."""
+        special = _is_special(target)
+        real = os.path.realpath(target)  # through a symlink: the link is kept, its target replaced
+        folder = tempfile.gettempdir() if special else (os.path.dirname(real) or ".")
+        try:
+            fd, tmp = tempfile.mkstemp(prefix=_TEMP_PREFIX, suffix="-" + os.path.basename(real), dir=folder)
+        except OSError as exc:
+            raise _FileError(f"cannot write {what} {target!r}: {_os_reason(exc)}.") from None
+        os.close(fd)
+        self._pending.append((tmp, target if special else real, special))
+        try:
+            writer(tmp)
+            if not special:
+                os.chmod(tmp, _new_file_mode(real))
+        except OSError as exc:
+            raise _FileError(f"cannot write {what} {target!r}: {_os_reason(exc)}.") from None
+        return tmp
+
+    def commit(self) -> None:
+        """Rename every temporary file into place (Ctrl-C held until all are done)."""
+        with _sigint_held():
+            for tmp, target, special in self._pending:
+                try:
+                    if special:
+                        with open(tmp, "rb") as src, open(target, "wb") as dst:
+                            shutil.copyfileobj(src, dst)
+                        os.unlink(tmp)
+                    else:
+                        os.replace(tmp, target)
+                except OSError as exc:
+                    raise _FileError(f"cannot write {target!r}: {_os_reason(exc)}.") from None
+                _COMMITTED.append(target)
+            self._pending.clear()
+
+    def discard(self) -> None:
+        """Remove the temporary files not renamed into place."""
+        with _sigint_held():
+            for tmp, _, _ in self._pending:
+                with contextlib.suppress(OSError):
+                    os.unlink(tmp)
+            self._pending.clear()
+
+
+def _verify(original: pd.DataFrame, released: pd.DataFrame, result: Any, *, what: str = "the release") -> None:
+    """The release check run before anything is renamed into place or printed (exit
+    status 3): the released values (the masked file read back, or the CSV text parsed back)
+    must be k-anonymous and lose exactly the information the result reports
+    (:func:`pysdcmicro.verify_release`)."""
+    from ._release import verify_release
+
+    verify_release(original, released, result, what=what)
 
 
 def _parse_blocks(text: str) -> Any:
@@ -311,6 +594,8 @@ def _cmd_microaggregate(args: argparse.Namespace) -> int:
     from ._api import _progress_callback, microaggregate
     from ._registry import get_improvement, get_method
 
+    _check_output_paths({"INPUT": args.input},
+                        {"--output": args.output, "--report": args.report, "--html": args.html})
     spec = get_method(args.method)
     options = _parse_options(args.option, spec, f"method {spec.name!r}")
     improve = None
@@ -326,11 +611,11 @@ def _cmd_microaggregate(args: argparse.Namespace) -> int:
         raise InvalidInputError("--improve-option was given without --improve.")
     strata = _split_list(args.strata)
     frame, variables = read_table(args.input, _split_list(args.variables), exclude=strata)
+    _check_strata_cells(frame, strata)
     if not variables:
         raise InvalidInputError(f"input file {args.input!r} has no numeric column to microaggregate; "
                                 "pass --variables or check the file.")
     show = not args.quiet and sys.stderr.isatty()
-    from .reporting import report
 
     result = microaggregate(
         frame, args.k, method=spec.name, variables=variables, strata=strata,
@@ -339,40 +624,75 @@ def _cmd_microaggregate(args: argparse.Namespace) -> int:
         time_limit=args.time_limit, progress=_progress_callback(True) if show else None,
         blocks=_parse_blocks(args.blocks), n_jobs=args.n_jobs, client=args.dask, **options,
     )
-    if args.output:
-        _write_table(result.data, args.output)
-        released = _read_released(args.output, result.variables)
-        checked_on = f"the written file {args.output}"
-    else:
-        text = result.data.to_csv(index=False)
-        sys.stdout.write(text)
-        sys.stdout.flush()
-        released = _read_released(io.StringIO(text), result.variables)
-        checked_on = "the CSV written to standard output"
-    rep = report(result, frame, released=released, checked_on=checked_on)
-    if args.report:
-        _write_json(args.report, result, rep, input=str(args.input), output=args.output)
-    if args.html:
-        _write_html(args.html, rep)
+    rep = _write_release(result, frame, output=args.output, stdout=not args.output, report_path=args.report,
+                         html=args.html, extra={"input": str(args.input), "output": args.output})
     if not args.quiet:
         stream = sys.stdout if args.output else sys.stderr
         print(rep.to_text(), file=stream)
-    return 0 if rep.k_anonymous else 3
+    return 0
 
 
-def _read_released(source: Any, variables: list) -> pd.DataFrame:
+def _write_release(result: Any, original: pd.DataFrame, *, output: str | None, stdout: bool,
+                   report_path: str | None, html: str | None, extra: dict,
+                   before: Sequence[tuple[str, str, Any]] = ()) -> Any:
+    """Write a release as one transaction and return its report.
+
+    The masked data go to ``output`` (CSV or Parquet) or, with ``stdout``, are built as CSV
+    text in memory; either way they are read back and verified (:func:`_verify`) before any
+    file is renamed into place or any byte is printed. Then the JSON (``report_path``) and
+    HTML (``html``) reports are written from the released values, and every output (also
+    ``before``: ``(path, what, writer)`` triples such as the demo's original data) is
+    renamed into place at once. Any failure: nothing written, no file changed.
+    """
+    from .reporting import report
+
+    text = None
+    variables = list(result.variables)
+    with _Outputs() as out:
+        for path, what, writer in before:
+            out.write(path, what, writer)
+        if output:
+            parquet = _is_parquet(output)
+            tmp = out.write(output, "the masked file (--output)", lambda p: _write_table(result.data, p, parquet=parquet))
+            released = _read_released(tmp, variables, parquet=parquet)
+            checked_on = f"the written file {output}"
+        elif stdout:
+            text = result.data.to_csv(index=False)
+            released = _read_released(io.StringIO(text), variables)
+            checked_on = "the CSV written to standard output"
+        else:
+            released, checked_on = None, None
+        _verify(original, result.data[variables] if released is None else released, result,
+                what=f"the release for {output or 'standard output'}" if (output or stdout) else "the release")
+        rep = report(result, original, released=released, checked_on=checked_on)
+        if not rep.k_anonymous:  # pragma: no cover - _verify refuses it first
+            raise ReleaseCheckError("release check failed: the report finds the release not k-anonymous")
+        if report_path:
+            out.write(report_path, "the JSON report (--report)", lambda p: _write_json(p, result, rep, **extra))
+        if html:
+            out.write(html, "the HTML report (--html)", lambda p: _write_html(p, rep))
+        out.commit()
+    if text is not None:
+        sys.stdout.write(text)
+        sys.stdout.flush()
+    return rep
+
+
+def _read_released(source: Any, variables: list, *, parquet: bool | None = None) -> pd.DataFrame:
     """The released values of ``variables`` as written: the CSV read back, cells parsed as
     numbers exactly as :func:`read_table` parses them (vectorized), or the Parquet file."""
-    if isinstance(source, (str, Path)) and str(source).lower().endswith((".parquet", ".pq")):
+    if parquet is None:
+        parquet = isinstance(source, (str, Path)) and _is_parquet(str(source))
+    if parquet:
         return _read_parquet(Path(source), str(source))[list(variables)].astype(np.float64)
     raw = pd.read_csv(source, dtype=str, keep_default_na=False, usecols=lambda c: c in set(map(str, variables)))
-    out = pd.DataFrame(index=raw.index)
+    columns = {}
     for col in variables:
         values = _numeric_values(raw[col])
         if values is None:  # pragma: no cover - a bug, not a user error
-            raise RuntimeError(f"the written column {col!r} holds a value that is not a number")
-        out[col] = values
-    return out
+            raise ReleaseCheckError(f"release check failed: the written column {col!r} holds a value that is not a number")
+        columns[col] = values
+    return pd.DataFrame(columns, index=raw.index)  # one frame, not one column at a time
 
 
 def _write_json(path: str, result: Any, rep: Any, **extra: Any) -> None:
@@ -394,15 +714,20 @@ def _write_html(path: str, rep: Any) -> None:
 def _cmd_report(args: argparse.Namespace) -> int:
     from .reporting import compare
 
+    _check_output_paths({"ORIGINAL": args.original, "MASKED": args.masked}, {"--json": args.json, "--html": args.html})
     variables = _split_list(args.variables)
     original, numeric = read_table(args.original, variables)
     masked, _ = read_table(args.masked, numeric)
     rep = compare(original, masked, variables=variables, k=args.k, sd_fraction=args.sd_fraction,
                   checked_on=f"the file {args.masked}")
-    if args.json:
-        _write_json(args.json, None, rep, original=str(args.original), masked=str(args.masked))
-    if args.html:
-        _write_html(args.html, rep)
+    # The reports are this command's product, also when they say "not k-anonymous" (exit 3).
+    with _Outputs() as out:
+        if args.json:
+            out.write(args.json, "the JSON report (--json)",
+                      lambda p: _write_json(p, None, rep, original=str(args.original), masked=str(args.masked)))
+        if args.html:
+            out.write(args.html, "the HTML report (--html)", lambda p: _write_html(p, rep))
+        out.commit()
     if not args.quiet:
         print(rep.to_text())
     return 0 if rep.k_anonymous is not False else 3
@@ -413,6 +738,8 @@ def _cmd_demo(args: argparse.Namespace) -> int:
     from ._registry import get_method
     from .datasets import make_demo_data
 
+    _check_output_paths({}, {"--original": args.original, "--output": args.output, "--report": args.report,
+                             "--html": args.html})
     spec = get_method(args.method)
     options = _parse_options(args.option, spec, f"method {spec.name!r}")
     frame = make_demo_data(args.n, rng=args.seed)
@@ -437,26 +764,20 @@ def _cmd_demo(args: argparse.Namespace) -> int:
         rows.append((col, frame[col].mean(), result.data[col].mean(), frame[col].std(), result.data[col].std()))
     print(pd.DataFrame(rows, columns=["variable", "mean before", "mean after", "sd before", "sd after"])
           .round(3).to_string(index=False))
-    if args.original:
-        frame.to_csv(args.original, index=False)
-        print(f"\nOriginal data written to {args.original}")
-    if args.output or args.report or args.html:
-        from .reporting import report
-
-        if args.output:
-            result.data.to_csv(args.output, index=False)
-            rep = report(result, frame, released=_read_released(args.output, variables),
-                         checked_on=f"the written file {args.output}")
-            print(f"Masked data written to {args.output}")
-        else:
-            rep = report(result, frame)
-        if args.report:
-            _write_json(args.report, result, rep, output=args.output)
-            print(f"JSON report written to {args.report}")
-        if args.html:
-            _write_html(args.html, rep)
-            print(f"HTML report written to {args.html}")
+    if args.original or args.output or args.report or args.html:
+        before = [(args.original, "the original data (--original)", lambda p: frame.to_csv(p, index=False))] \
+            if args.original else []
+        _write_release(result, frame, output=args.output, stdout=False, report_path=args.report, html=args.html,
+                       extra={"output": args.output}, before=before)
+        print()
+        for path, what in ((args.original, "Original data"), (args.output, "Masked data"),
+                           (args.report, "JSON report"), (args.html, "HTML report")):
+            if path:
+                print(f"{what} written to {path}")
     return 0
+
+
+_COMMITTED: list[str] = []  # outputs renamed into place during this run (for the Ctrl-C message)
 
 
 def main(argv: Sequence[str] | None = None) -> int:
@@ -467,25 +788,52 @@ def main(argv: Sequence[str] | None = None) -> int:
         return 2
     handlers = {"microaggregate": _cmd_microaggregate, "report": _cmd_report, "methods": _cmd_methods,
                 "demo": _cmd_demo, "sdcmicro": getattr(args, "_sdcmicro_handler", None)}
-    with warnings.catch_warnings(record=True) as caught:
-        warnings.simplefilter("always")
-        try:
-            code = handlers[args.command](args)
-        except PysdcmicroError as exc:
-            _flush_warnings(caught)
-            print(f"pysdcmicro: error: {exc}", file=sys.stderr)
-            return 2
-        except KeyboardInterrupt:
-            print("pysdcmicro: interrupted", file=sys.stderr)
-            return 130
-        except BrokenPipeError:  # output piped into `head` and the like: stop quietly
-            import os
+    _COMMITTED.clear()
+    try:
+        with warnings.catch_warnings(record=True) as caught:
+            warnings.simplefilter("always")
+            try:
+                code = handlers[args.command](args)
+            except ReleaseCheckError as exc:
+                _flush_warnings(caught)
+                message = str(exc).rstrip(". ")
+                if "nothing" not in message:
+                    message += "; nothing was written"
+                print(f"pysdcmicro: error: {message}.", file=sys.stderr)
+                return 3
+            except PysdcmicroError as exc:
+                _flush_warnings(caught)
+                print(f"pysdcmicro: error: {exc}", file=sys.stderr)
+                return 2
+            except BrokenPipeError:  # output piped into `head` and the like: stop quietly
+                devnull = os.open(os.devnull, os.O_WRONLY)
+                os.dup2(devnull, sys.stdout.fileno())
+                return 1
+            except OSError as exc:  # last resort: an I/O failure not turned into a message where it happened
+                _flush_warnings(caught)
+                print(f"pysdcmicro: error: {_os_error_line(exc)}", file=sys.stderr)
+                return 2
+        _flush_warnings(caught)
+        return code
+    except KeyboardInterrupt:
+        return _interrupted()
 
-            devnull = os.open(os.devnull, os.O_WRONLY)
-            os.dup2(devnull, sys.stdout.fileno())
-            return 1
-    _flush_warnings(caught)
-    return code
+
+def _interrupted() -> int:
+    """Ctrl-C outside a search: one line, exit status 130, no traceback (a further Ctrl-C
+    while printing it is ignored). Temporary files are already removed by then."""
+    with contextlib.suppress(KeyboardInterrupt), _sigint_held():
+        done = (f"; written before it: {', '.join(_COMMITTED)}" if _COMMITTED
+                else "; no output file was written or changed")
+        print(f"pysdcmicro: interrupted{done}", file=sys.stderr)
+    return 130
+
+
+def _os_error_line(exc: OSError) -> str:
+    reason = _os_reason(exc)
+    if exc.filename is not None and not isinstance(exc, PysdcmicroError):
+        return f"{reason}: {str(exc.filename)!r}."
+    return reason if reason.endswith(".") else reason + "."
 
 
 def _flush_warnings(caught) -> None:
