@@ -1,0 +1,413 @@
+"""The command line's files (issue 19): outputs written as one transaction, output paths
+checked against the inputs and each other, I/O failures and Ctrl-C as one line, and the
+CSV reading rules the API has too (duplicate names, missing strata, formatted numbers).
+
+Most tests call ``cli.main`` in-process (quick); the exit codes, "no traceback" and "no
+file created" of the real entry point are checked in a few subprocess runs.
+"""
+
+from __future__ import annotations
+
+import errno
+import json
+import os
+import signal
+import subprocess
+import sys
+import textwrap
+import warnings
+from pathlib import Path
+
+import numpy as np
+import pandas as pd
+import pytest
+
+from pysdcmicro import cli, metrics
+
+CSV = """\
+id,name,x,y,code
+1,"Smith, J",1.5,10,007
+2,Lee,2.5,11,003
+3,Kim,3.0,12,012
+4,"Ng, A",10.0,40,001
+5,Roe,11.5,41,010
+6,Poe,12.0,44,005
+7,Fox,20.0,80,008
+"""
+
+
+def run(*args, cwd=None, env=None):
+    return subprocess.run([sys.executable, "-m", "pysdcmicro", *map(str, args)], capture_output=True, text=True,
+                          cwd=cwd, timeout=120, env=env)
+
+
+@pytest.fixture
+def data(tmp_path):
+    path = tmp_path / "in.csv"
+    path.write_text(CSV)
+    return path
+
+
+def listing(folder: Path) -> set[str]:
+    return {p.name for p in folder.iterdir()}
+
+
+def one_error_line(err: str, *needles: str) -> str:
+    lines = err.strip().splitlines()
+    assert len(lines) == 1, err
+    assert lines[0].startswith("pysdcmicro: error: "), err
+    assert "Traceback" not in err
+    for needle in needles:
+        assert needle in lines[0], (needle, lines[0])
+    return lines[0]
+
+
+def main(*args) -> int:
+    return cli.main([str(a) for a in args])
+
+
+# --- output paths refused before any work ----------------------------------------------
+
+@pytest.mark.parametrize("option", ["--output", "--report", "--html"])
+@pytest.mark.parametrize("spelling", ["same", "dot", "symlink", "hardlink", "parent"])
+def test_an_output_that_is_the_input_is_refused_and_the_input_kept(tmp_path, data, capsys, monkeypatch,
+                                                                   option, spelling):
+    monkeypatch.chdir(tmp_path)
+    (tmp_path / "sub").mkdir()
+    target = {"same": str(data), "dot": "./in.csv", "parent": "sub/../in.csv"}.get(spelling)
+    if spelling == "symlink":
+        os.symlink(data, tmp_path / "link.csv")
+        target = "link.csv"
+    elif spelling == "hardlink":
+        os.link(data, tmp_path / "hard.csv")
+        target = "hard.csv"
+    before = listing(tmp_path)
+    assert main("microaggregate", "in.csv", "--k", 2, option, target) == 2
+    one_error_line(capsys.readouterr().err, option, "is the input file", "write the output to another file")
+    assert data.read_text() == CSV and listing(tmp_path) == before
+
+
+def test_report_command_refuses_to_overwrite_its_inputs(tmp_path, data, capsys):
+    masked = tmp_path / "m.csv"
+    masked.write_text(CSV)
+    assert main("report", data, masked, "--json", masked) == 2
+    one_error_line(capsys.readouterr().err, "--json", "is the input file", "(MASKED)")
+    assert masked.read_text() == CSV
+
+
+def test_two_outputs_naming_one_file_are_refused(tmp_path, data, capsys):
+    before = listing(tmp_path)
+    assert main("microaggregate", data, "--k", 2, "-o", tmp_path / "a.csv", "--html", tmp_path / "." / "a.csv") == 2
+    one_error_line(capsys.readouterr().err, "--output and --html name the same file")
+    assert listing(tmp_path) == before
+    assert main("demo", "--n", 30, "--original", tmp_path / "d.csv", "--output", tmp_path / "d.csv") == 2
+    one_error_line(capsys.readouterr().err, "--original and --output name the same file")
+    assert listing(tmp_path) == before
+
+
+@pytest.mark.parametrize("option", ["--output", "--report", "--html"])
+def test_missing_output_folder_and_folder_as_output_are_one_line(tmp_path, data, capsys, option):
+    before = listing(tmp_path)
+    assert main("microaggregate", data, "--k", 2, option, tmp_path / "nope" / "o.csv") == 2
+    one_error_line(capsys.readouterr().err, option, "the folder", "does not exist")
+    (tmp_path / "dir").mkdir()
+    assert main("microaggregate", data, "--k", 2, option, tmp_path / "dir") == 2
+    one_error_line(capsys.readouterr().err, option, "is a folder")
+    assert listing(tmp_path) == before | {"dir"} and not any((tmp_path / "dir").iterdir())
+
+
+def test_input_errors_are_one_line(tmp_path, capsys, monkeypatch):
+    assert main("microaggregate", tmp_path, "--k", 2) == 2
+    one_error_line(capsys.readouterr().err, "is a folder")
+    path = tmp_path / "in.csv"
+    path.write_text(CSV)
+    real_read_csv = pd.read_csv
+
+    def denied(source, *args, **kwargs):
+        if str(source) == str(path):
+            raise PermissionError(errno.EACCES, "Permission denied", str(path))
+        return real_read_csv(source, *args, **kwargs)
+
+    monkeypatch.setattr(pd, "read_csv", denied)
+    assert main("microaggregate", path, "--k", 2, "-o", tmp_path / "o.csv") == 2
+    one_error_line(capsys.readouterr().err, "cannot read input file", "Permission denied")
+    assert not (tmp_path / "o.csv").exists()
+
+
+@pytest.mark.skipif(not hasattr(os, "geteuid") or os.geteuid() == 0, reason="root reads and writes everything")
+def test_real_permission_denied(tmp_path, data, capsys):
+    locked = tmp_path / "locked"
+    locked.mkdir()
+    locked.chmod(0o500)
+    try:
+        assert main("microaggregate", data, "--k", 2, "-o", locked / "o.csv") == 2
+        one_error_line(capsys.readouterr().err, "cannot write", "Permission denied")
+        assert not any(locked.iterdir())
+    finally:
+        locked.chmod(0o700)
+    data.chmod(0)
+    try:
+        assert main("microaggregate", data, "--k", 2) == 2
+        one_error_line(capsys.readouterr().err, "cannot read input file", "Permission denied")
+    finally:
+        data.chmod(0o600)
+
+
+# --- the transaction: nothing written unless everything is -----------------------------
+
+def _enospc(*args, **kwargs):
+    raise OSError(errno.ENOSPC, os.strerror(errno.ENOSPC))
+
+
+@pytest.mark.parametrize("failing", ["table", "json", "html"])
+def test_a_failing_output_leaves_no_file_and_keeps_old_ones(tmp_path, data, capsys, monkeypatch, failing):
+    out, rep, page = tmp_path / "o.csv", tmp_path / "r.json", tmp_path / "r.html"
+    out.write_text("old output\n")  # a pre-existing output is left as it was
+    monkeypatch.setattr(cli, {"table": "_write_table", "json": "_write_json", "html": "_write_html"}[failing],
+                        _enospc)
+    before = listing(tmp_path)
+    assert main("microaggregate", data, "--k", 2, "-o", out, "--report", rep, "--html", page) == 2
+    line = one_error_line(capsys.readouterr().err, "cannot write", "No space left on device")
+    assert {"table": "--output", "json": "--report", "html": "--html"}[failing] in line
+    assert listing(tmp_path) == before  # no temporary file left either
+    assert out.read_text() == "old output\n"
+
+
+def test_disk_full_inside_pandas_is_one_line(tmp_path, data, capsys, monkeypatch):
+    monkeypatch.setattr(pd.DataFrame, "to_csv", lambda self, path=None, *a, **k: _enospc() if path else "")
+    assert main("microaggregate", data, "--k", 2, "-o", tmp_path / "o.csv") == 2
+    one_error_line(capsys.readouterr().err, "cannot write the masked file (--output)", "No space left on device")
+    assert listing(tmp_path) == {"in.csv"}
+
+
+def test_an_oserror_from_anywhere_is_one_line(tmp_path, data, capsys, monkeypatch):
+    def broken(*args, **kwargs):
+        raise OSError(errno.EIO, os.strerror(errno.EIO), "/some/where")
+
+    monkeypatch.setattr(cli, "_verify", broken)
+    assert main("microaggregate", data, "--k", 2, "-o", tmp_path / "o.csv") == 2
+    one_error_line(capsys.readouterr().err, "Input/output error", "/some/where")
+    assert listing(tmp_path) == {"in.csv"}
+
+
+def test_all_outputs_written_together_with_normal_permissions(tmp_path, data):
+    out, rep, page = tmp_path / "o.csv", tmp_path / "r.json", tmp_path / "r.html"
+    assert main("microaggregate", data, "--k", 2, "-q", "-o", out, "--report", rep, "--html", page) == 0
+    assert listing(tmp_path) == {"in.csv", "o.csv", "r.json", "r.html"}
+    mask = os.umask(0)
+    os.umask(mask)
+    for path in (out, rep, page):
+        assert (path.stat().st_mode & 0o777) == 0o666 & ~mask  # not mkstemp's 0o600
+    assert json.loads(rep.read_text())["k_anonymity"]["checked_on"] == f"the written file {out}"
+
+
+def test_replacing_an_output_keeps_its_permissions_and_writes_through_a_symlink(tmp_path, data):
+    real = tmp_path / "real.csv"
+    real.write_text("old\n")
+    real.chmod(0o640)
+    os.symlink(real, tmp_path / "link.csv")
+    assert main("microaggregate", data, "--k", 2, "-q", "-o", tmp_path / "link.csv") == 0
+    assert (tmp_path / "link.csv").is_symlink() and real.read_text().startswith("id,name,x,y,code")
+    assert (real.stat().st_mode & 0o777) == 0o640
+
+
+def test_parquet_output_is_verified_from_the_temporary_file(tmp_path, data):
+    pytest.importorskip("pyarrow")
+    out = tmp_path / "o.parquet"
+    assert main("microaggregate", data, "--k", 2, "-q", "--variables", "x,y", "-o", out) == 0
+    assert listing(tmp_path) == {"in.csv", "o.parquet"}
+    assert metrics.is_k_anonymous(pd.read_parquet(out), 2, variables=["x", "y"])
+
+
+# --- the release check, before anything is renamed or printed ---------------------------
+
+def _tamper(monkeypatch):
+    """Every masked CSV (file or text) gets one released value changed: not k-anonymous."""
+    original_to_csv = pd.DataFrame.to_csv
+
+    def tampering_to_csv(self, path_or_buf=None, *args, **kwargs):
+        if "x" in self.columns:
+            self = self.copy()
+            self.loc[self.index[0], "x"] += 0.5
+        return original_to_csv(self, path_or_buf, *args, **kwargs)
+
+    monkeypatch.setattr(pd.DataFrame, "to_csv", tampering_to_csv)
+
+
+def test_a_release_that_fails_the_check_is_not_written(tmp_path, data, capsys, monkeypatch):
+    _tamper(monkeypatch)
+    out, rep = tmp_path / "o.csv", tmp_path / "r.json"
+    assert main("microaggregate", data, "--k", 2, "--variables", "x,y", "-o", out, "--report", rep) == 3
+    captured = capsys.readouterr()
+    one_error_line(captured.err, "release check failed", "not 2-anonymous", "nothing was written")
+    assert captured.out == "" and listing(tmp_path) == {"in.csv"}
+
+
+def test_stdout_release_is_verified_before_a_byte_is_printed(tmp_path, data, capsys, monkeypatch):
+    _tamper(monkeypatch)
+    assert main("microaggregate", data, "--k", 2, "--variables", "x,y", "--report", tmp_path / "r.json") == 3
+    captured = capsys.readouterr()
+    assert captured.out == ""
+    one_error_line(captured.err, "release check failed")
+    assert listing(tmp_path) == {"in.csv"}
+
+
+def test_verify_checks_k_anonymity_and_the_reported_il():
+    import pysdcmicro
+
+    frame = pd.DataFrame({"a": [1.0, 2.0, 3.0, 10.0, 11.0, 12.0], "b": [5.0, 4.0, 6.0, 1.0, 0.0, 2.0]})
+    result = pysdcmicro.microaggregate(frame, 3)
+    cli._verify(frame, result.data, result)  # the true release passes
+    broken = result.data.copy()
+    broken.loc[0, "a"] += 1.0
+    with pytest.raises(cli.ReleaseCheckError, match="not 3-anonymous"):
+        cli._verify(frame, broken, result)
+    shifted = result.data.copy()
+    shifted.loc[:2, "a"] += 1.0  # still groups of 3, but other values: another IL
+    with pytest.raises(cli.ReleaseCheckError, match="lose .* the result reports"):
+        cli._verify(frame, shifted, result)
+
+
+# --- Ctrl-C ------------------------------------------------------------------------------
+
+def _interrupt(*args, **kwargs):
+    raise KeyboardInterrupt
+
+
+def test_ctrl_c_while_writing_leaves_no_file(tmp_path, data, capsys, monkeypatch):
+    out, rep, page = tmp_path / "o.csv", tmp_path / "r.json", tmp_path / "r.html"
+    out.write_text("old output\n")
+    monkeypatch.setattr(cli, "_write_html", _interrupt)
+    assert main("microaggregate", data, "--k", 2, "-o", out, "--report", rep, "--html", page) == 130
+    err = capsys.readouterr().err
+    assert err.strip() == "pysdcmicro: interrupted; no output file was written or changed"
+    assert listing(tmp_path) == {"in.csv", "o.csv"} and out.read_text() == "old output\n"
+
+
+def test_ctrl_c_during_the_renames_is_held_until_every_output_is_in_place(tmp_path, data, capsys, monkeypatch):
+    replace = os.replace
+    calls = []
+
+    def replace_then_signal(src, dst):
+        replace(src, dst)
+        calls.append(dst)
+        if len(calls) == 1:
+            os.kill(os.getpid(), signal.SIGINT)  # a real second Ctrl-C between two renames
+
+    monkeypatch.setattr(os, "replace", replace_then_signal)
+    out, rep = tmp_path / "o.csv", tmp_path / "r.json"
+    assert main("microaggregate", data, "--k", 2, "-o", out, "--report", rep) == 130
+    assert len(calls) == 2 and listing(tmp_path) == {"in.csv", "o.csv", "r.json"}
+    assert json.loads(rep.read_text())["k_anonymous"] is True
+    err = capsys.readouterr().err
+    assert err.startswith("pysdcmicro: interrupted; written before it: ") and "Traceback" not in err
+
+
+_SIGNAL_SCRIPT = textwrap.dedent("""
+    import os, signal, sys
+    from pysdcmicro import cli
+    real = cli._write_json
+    def write_json(path, *args, **kwargs):
+        real(path, *args, **kwargs)
+        os.kill(os.getpid(), signal.SIGINT)  # Ctrl-C while the outputs are being written
+    cli._write_json = write_json
+    sys.exit(cli.main(sys.argv[1:]))
+""")
+
+
+def test_real_sigint_in_a_subprocess_exits_130_without_traceback(tmp_path, data):
+    proc = subprocess.run([sys.executable, "-c", _SIGNAL_SCRIPT, "microaggregate", str(data), "--k", "2",
+                           "-o", str(tmp_path / "o.csv"), "--report", str(tmp_path / "r.json")],
+                          capture_output=True, text=True, timeout=120)
+    assert proc.returncode == 130, proc.stderr
+    assert proc.stderr.strip() == "pysdcmicro: interrupted; no output file was written or changed"
+    assert listing(tmp_path) == {"in.csv"}
+
+
+# --- the real entry point: exit codes, one line, nothing created --------------------------
+
+def test_entry_point_exit_codes_and_no_file_created(tmp_path, data):
+    proc = run("microaggregate", data, "--k", 2, "-o", data)
+    assert proc.returncode == 2 and data.read_text() == CSV
+    one_error_line(proc.stderr, "is the input file")
+    proc = run("microaggregate", data, "--k", 2, "--report", tmp_path / "no" / "r.json", "-o", tmp_path / "o.csv")
+    assert proc.returncode == 2 and listing(tmp_path) == {"in.csv"}
+    one_error_line(proc.stderr, "does not exist")
+    proc = run("demo", "--n", 30, "--original", tmp_path / "o.csv", "--html", tmp_path)
+    assert proc.returncode == 2 and listing(tmp_path) == {"in.csv"}
+    one_error_line(proc.stderr, "--html", "is a folder")
+
+
+# --- CSV reading: the API's rules ----------------------------------------------------------
+
+def test_duplicate_header_names_are_refused(tmp_path, capsys):
+    path = tmp_path / "d.csv"
+    path.write_text("a,b,a\n1,2,3\n4,5,6\n7,8,9\n")
+    assert main("microaggregate", path, "--k", 2) == 2
+    one_error_line(capsys.readouterr().err, "has two columns named 'a'", "column names must be unique")
+    path.write_text("a,a.1,b\n1,2,3\n4,5,6\n7,8,9\n")  # a real 'a.1' is fine
+    assert main("microaggregate", path, "--k", 2, "-q", "-o", tmp_path / "o.csv") == 0
+
+
+@pytest.mark.parametrize("cell", ["", "NA", " na ", "NaN"])
+def test_missing_strata_cells_are_refused_like_the_api(tmp_path, capsys, cell):
+    import pysdcmicro
+
+    path = tmp_path / "s.csv"
+    path.write_text(f"g,x\nA,1\nA,2\nA,3\nB,4\n{cell},5\nB,6\n")
+    assert main("microaggregate", path, "--k", 2, "--strata", "g") == 2
+    line = one_error_line(capsys.readouterr().err, "stratum column 'g' has a missing value", "at row 4",
+                          "every record needs a stratum")
+    with pytest.raises(ValueError) as api:
+        frame = pd.DataFrame({"g": ["A", "A", "A", "B", None, "B"], "x": [1.0, 2, 3, 4, 5, 6]})
+        pysdcmicro.microaggregate(frame, 2, strata="g")
+    assert str(api.value).split(" at ")[1] == line.split(" at ")[1]  # same rule and grammar as the API
+
+
+@pytest.mark.parametrize("cells,example", [
+    (["1,234", "2,345", "12", "3,456,789"], "1,234"),
+    (["$12.50", "$3", "$1,000.25", "$7"], "$12.50"),
+    (["3,5", "4,25", "10", "-1,5"], "3,5"),
+    (["1.234,5", "2.000", "3,25", "4"], "1.234,5"),
+    (["12 %", "3%", "7 %", "1"], "12 %"),
+])
+def test_numbers_with_formatting_warn_by_default_and_are_refused_when_named(tmp_path, capsys, cells, example):
+    path = tmp_path / "f.csv"
+    pd.DataFrame({"x": [1.0, 2.0, 3.0, 4.0], "income": cells}).to_csv(path, index=False)
+    assert main("microaggregate", path, "--k", 2, "-q", "-o", tmp_path / "o.csv") == 0
+    err = capsys.readouterr().err
+    assert err.count("pysdcmicro: warning:") == 1, err
+    assert f"column 'income' is text and is released unchanged" in err and repr(example) in err
+    assert pd.read_csv(tmp_path / "o.csv", dtype=str)["income"].tolist() == cells  # passed through as text
+    assert main("microaggregate", path, "--k", 2, "--variables", "x,income") == 2
+    one_error_line(capsys.readouterr().err, "column 'income' holds numbers written as text", repr(example),
+                   "write plain numbers")
+
+
+def test_plain_text_columns_do_not_warn(tmp_path, data, capsys):
+    assert main("microaggregate", data, "--k", 2, "-q", "-o", tmp_path / "o.csv") == 0
+    assert capsys.readouterr().err == ""  # "Smith, J", "Lee": not numbers
+
+
+def test_many_columns_no_fragmentation_warnings(tmp_path, capsys, monkeypatch):
+    """150 columns (the flood began above 100: 400 warnings for 500 columns, from the released
+    values read back one column at a time) and read_table's columns parsed after the sniffed
+    rows: every frame built in one piece, no pandas PerformanceWarning."""
+    rng = np.random.default_rng(0)
+    names = [f"c{i}" for i in range(150)]
+    full = tmp_path / "full.csv"
+    pd.DataFrame(rng.normal(size=(8, 150)).round(3), columns=names).to_csv(full, index=False)
+    code = main("microaggregate", full, "--k", 2, "-q", "-o", tmp_path / "o.csv")
+    err = capsys.readouterr().err
+    assert code == 0 and "fragmented" not in err and "PerformanceWarning" not in err, err[:300]
+    assert cli._read_released(tmp_path / "o.csv", names).shape == (8, 150)
+    monkeypatch.setattr(cli, "_SNIFF_ROWS", 2)  # so that 75 columns are parsed after the sniff
+    values = rng.normal(size=(8, 150)).round(3).astype(str)
+    values[:2, ::2] = ""  # empty in the sniffed rows, numbers further down
+    late = tmp_path / "late.csv"
+    pd.DataFrame(values, columns=names).to_csv(late, index=False)
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        table, chosen = cli.read_table(str(late))
+    assert chosen == names and all(table[c].dtype == np.float64 for c in names)
+    assert table[names[0]].isna().sum() == 2 and table[names[1]].notna().all()
