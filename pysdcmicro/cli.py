@@ -342,6 +342,10 @@ def _check_output_paths(inputs: dict[str, str | None], outputs: dict[str, str | 
         folder = os.path.dirname(os.path.realpath(path))
         if not os.path.isdir(folder):
             raise _FileError(f"{opt} {path!r}: the folder {os.path.dirname(path) or '.'!r} does not exist.")
+        if os.path.exists(path) and not os.access(path, os.W_OK):  # a read-only file stays protected
+            raise _FileError(f"{opt} {path!r}: Permission denied (the file is read-only).")
+        if not _is_special(path) and not os.access(folder, os.W_OK | os.X_OK):
+            raise _FileError(f"{opt} {path!r}: Permission denied (cannot create files in {folder!r}).")
 
 
 @contextlib.contextmanager
@@ -409,6 +413,11 @@ class _Outputs:
         self._pending.append((tmp, target if special else real, special))
         try:
             writer(tmp)
+            fd = os.open(tmp, os.O_RDONLY)
+            try:
+                os.fsync(fd)  # the bytes are on disk before the rename makes them the output
+            finally:
+                os.close(fd)
             if not special:
                 os.chmod(tmp, _new_file_mode(real))
         except OSError as exc:

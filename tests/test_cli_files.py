@@ -411,3 +411,14 @@ def test_many_columns_no_fragmentation_warnings(tmp_path, capsys, monkeypatch):
         table, chosen = cli.read_table(str(late))
     assert chosen == names and all(table[c].dtype == np.float64 for c in names)
     assert table[names[0]].isna().sum() == 2 and table[names[1]].notna().all()
+
+
+def test_a_read_only_output_is_not_replaced(tmp_path, data, capsys, monkeypatch):
+    out = tmp_path / "o.csv"
+    out.write_text("keep me\n")
+    real_access = os.access
+    monkeypatch.setattr(os, "access", lambda p, mode, **kw: False if str(p) == str(out) and mode & os.W_OK
+                        else real_access(p, mode, **kw))  # root may write anything: simulate a 0o444 file
+    assert main("microaggregate", data, "--k", 2, "-o", out) == 2
+    one_error_line(capsys.readouterr().err, "--output", "Permission denied", "read-only")
+    assert out.read_text() == "keep me\n" and listing(tmp_path) == {"in.csv", "o.csv"}
