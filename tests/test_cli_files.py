@@ -239,7 +239,7 @@ def test_a_release_that_fails_the_check_is_not_written(tmp_path, data, capsys, m
     out, rep = tmp_path / "o.csv", tmp_path / "r.json"
     assert main("microaggregate", data, "--k", 2, "--variables", "x,y", "-o", out, "--report", rep) == 3
     captured = capsys.readouterr()
-    one_error_line(captured.err, "release check failed", "not 2-anonymous", "nothing was written")
+    one_error_line(captured.err, f"the release for {out} is not 2-anonymous", "nothing was written")
     assert captured.out == "" and listing(tmp_path) == {"in.csv"}
 
 
@@ -248,7 +248,7 @@ def test_stdout_release_is_verified_before_a_byte_is_printed(tmp_path, data, cap
     assert main("microaggregate", data, "--k", 2, "--variables", "x,y", "--report", tmp_path / "r.json") == 3
     captured = capsys.readouterr()
     assert captured.out == ""
-    one_error_line(captured.err, "release check failed")
+    one_error_line(captured.err, "the release for standard output is not 2-anonymous")
     assert listing(tmp_path) == {"in.csv"}
 
 
@@ -264,7 +264,7 @@ def test_verify_checks_k_anonymity_and_the_reported_il():
         cli._verify(frame, broken, result)
     shifted = result.data.copy()
     shifted.loc[:2, "a"] += 1.0  # still groups of 3, but other values: another IL
-    with pytest.raises(cli.ReleaseCheckError, match="lose .* the result reports"):
+    with pytest.raises(cli.ReleaseCheckError, match="the result reports"):
         cli._verify(frame, shifted, result)
 
 

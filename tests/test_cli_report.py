@@ -73,8 +73,8 @@ def test_k_anonymity_is_checked_on_the_written_bytes(tmp_path, data_csv, monkeyp
     assert code == 3  # a release that is not k-anonymous is an error for scripts
     assert not out.exists() and not rep.exists()
     err = capsys.readouterr().err.strip().splitlines()
-    assert len(err) == 1 and err[0].startswith("pysdcmicro: error: release check failed: the released values are "
-                                               "not 3-anonymous")
+    assert len(err) == 1 and err[0].startswith(f"pysdcmicro: error: the release for {out} is not "
+                                               "3-anonymous")
 
 
 def test_stdout_output_is_checked_too(data_csv, tmp_path):
