@@ -1,11 +1,15 @@
 """Command-line interface: ``pysdcmicro microaggregate | report | methods | demo``.
 
-Bad input exits with status 2 and one line ``pysdcmicro: error: <message>`` on stderr,
-the same text the Python API raises. ``microaggregate`` and ``report`` exit with status 3
-when the released file, read back, is not k-anonymous (never expected from
-``microaggregate``: it would be a bug, so it is loud). Progress is shown only when stderr is
-a terminal and ``--quiet`` is not given; Ctrl-C during a search writes the best partition
-found so far, with status ``limit`` in the report.
+Bad input, and a file that cannot be read or written, exit with status 2 and one line
+``pysdcmicro: error: <message>`` on stderr (the same text the Python API raises). Outputs
+are written as one transaction (:class:`_Outputs`): temporary files in the target folders,
+the masked file read back and verified (k-anonymous, IL as reported) before anything is
+renamed into place; any failure leaves no output created or changed. ``microaggregate``
+exits with status 3 when that release check fails (never expected: it would be a bug, so
+it is loud), ``report`` when the masked file it is given is not k-anonymous. Progress is
+shown only when stderr is a terminal and ``--quiet`` is not given; Ctrl-C during a search
+writes the best partition found so far, with status ``limit`` in the report; Ctrl-C at any
+other moment exits with status 130 and one line, leaving no partial file.
 """
 
 from __future__ import annotations
@@ -534,8 +538,11 @@ def _build_parser() -> argparse.ArgumentParser:
     m.add_argument("--dask", metavar="ADDRESS", default=None,
                    help="run the blocks on the Dask scheduler at ADDRESS (needs pysdcmicro[dask])")
     m.add_argument("--quiet", "-q", action="store_true", help="no progress or summary output")
-    m.epilog = ("Exit status: 0 done (also after Ctrl-C, with the best partition found so far), 2 bad input, "
-                "3 the written output is not k-anonymous.")
+    m.epilog = ("Exit status: 0 done (also after Ctrl-C during the search, with the best partition found so far), "
+                "2 bad input or a file that cannot be read or written, 3 the release check failed (the output read "
+                "back is not k-anonymous or not the reported IL), 130 interrupted while reading or writing. "
+                "Outputs are written only when all of them are complete and the release is verified: after any "
+                "failure no output file is created or changed. An output that is an input file is refused.")
 
     r = sub.add_parser("report", help="report on a masked CSV file against its original",
                        description="Release report of MASKED.csv against ORIGINAL.csv (rows in the same order): "
@@ -551,7 +558,8 @@ def _build_parser() -> argparse.ArgumentParser:
                    help="interval disclosure risk: half-width in standard deviations of the masked data "
                         "(sdcMicro dRisk's k; default 0.05)")
     r.add_argument("--quiet", "-q", action="store_true", help="no text report on standard output")
-    r.epilog = "Exit status: 0 k-anonymous (or no --k given), 2 bad input, 3 not k-anonymous."
+    r.epilog = ("Exit status: 0 k-anonymous (or no --k given), 2 bad input or a file that cannot be read or "
+                "written, 3 not k-anonymous (the reports are still written: they say why), 130 interrupted.")
 
     sub.add_parser("methods", help="list the registered methods and improvement steps")
 
