@@ -422,3 +422,25 @@ def test_a_read_only_output_is_not_replaced(tmp_path, data, capsys, monkeypatch)
     assert main("microaggregate", data, "--k", 2, "-o", out) == 2
     one_error_line(capsys.readouterr().err, "--output", "Permission denied", "read-only")
     assert out.read_text() == "keep me\n" and listing(tmp_path) == {"in.csv", "o.csv"}
+
+
+def test_a_fast_reading_off_in_the_last_place_does_not_refuse_a_correct_release(tmp_path, data, capsys,
+                                                                                  monkeypatch):
+    """The written file is first read back by pandas' C parser; if a parser rounded a cell
+    differently, the exact reading (Python's float per cell) decides, not the fast one."""
+    real_read_csv = pd.read_csv
+    fast_reads = []
+
+    def off_by_one_ulp(*args, **kwargs):
+        frame = real_read_csv(*args, **kwargs)
+        if kwargs.get("dtype") is np.float64:
+            fast_reads.append(1)
+            frame.iloc[0, 0] = np.nextafter(frame.iloc[0, 0], np.inf)
+        return frame
+
+    monkeypatch.setattr(pd, "read_csv", off_by_one_ulp)
+    out = tmp_path / "o.csv"
+    assert main("microaggregate", data, "--k", 2, "-q", "--variables", "x,y", "-o", out) == 0, capsys.readouterr()
+    assert fast_reads == [1] and metrics.is_k_anonymous(real_read_csv(out), 2, variables=["x", "y"])
+    assert main("microaggregate", data, "--k", 2, "-q", "--variables", "x,y") == 0  # standard output too
+    assert fast_reads == [1, 1] and capsys.readouterr().out.startswith("id,name,x,y,code")
