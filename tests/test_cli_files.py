@@ -444,3 +444,21 @@ def test_a_fast_reading_off_in_the_last_place_does_not_refuse_a_correct_release(
     assert fast_reads == [1] and metrics.is_k_anonymous(real_read_csv(out), 2, variables=["x", "y"])
     assert main("microaggregate", data, "--k", 2, "-q", "--variables", "x,y") == 0  # standard output too
     assert fast_reads == [1, 1] and capsys.readouterr().out.startswith("id,name,x,y,code")
+
+
+def test_report_and_demo_write_all_or_nothing(tmp_path, data, capsys, monkeypatch):
+    masked = tmp_path / "m.csv"
+    assert main("microaggregate", data, "--k", 2, "-q", "--variables", "x,y", "-o", masked) == 0
+    monkeypatch.setattr(cli, "_write_html", _enospc)
+    before = listing(tmp_path)
+    assert main("report", data, masked, "--k", 2, "--json", tmp_path / "r.json", "--html", tmp_path / "r.html") == 2
+    one_error_line(capsys.readouterr().err, "cannot write the HTML report (--html)", "No space left on device")
+    assert main("demo", "--n", 30, "--original", tmp_path / "o.csv", "--output", tmp_path / "d.csv",
+                "--report", tmp_path / "d.json", "--html", tmp_path / "d.html") == 2
+    one_error_line(capsys.readouterr().err, "cannot write the HTML report (--html)")
+    assert listing(tmp_path) == before
+    monkeypatch.undo()
+    assert main("demo", "--n", 30, "--original", tmp_path / "o.csv", "--output", tmp_path / "d.csv",
+                "--report", tmp_path / "d.json") == 0
+    assert listing(tmp_path) == before | {"o.csv", "d.csv", "d.json"}
+    assert "Masked data written to" in capsys.readouterr().out
