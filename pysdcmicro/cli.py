@@ -368,7 +368,7 @@ def _sigint_held():
     try:
         yield
     finally:
-        signal.signal(signal.SIGINT, previous)
+        signal.signal(signal.SIGINT, signal.default_int_handler if previous is None else previous)
         if received and previous is not signal.SIG_IGN:
             raise KeyboardInterrupt
 
@@ -392,9 +392,20 @@ def _new_file_mode(target: str) -> int:
     try:
         return stat.S_IMODE(os.stat(target).st_mode)
     except OSError:
-        mask = os.umask(0)
-        os.umask(mask)
-        return 0o666 & ~mask
+        return 0o666 & ~_umask()
+
+
+def _umask() -> int:
+    try:  # Linux: read it without changing it (other threads may be creating files)
+        with open("/proc/self/status") as status:
+            for line in status:
+                if line.startswith("Umask:"):
+                    return int(line.split()[1], 8)
+    except (OSError, ValueError, IndexError):
+        pass
+    mask = os.umask(0o022)
+    os.umask(mask)
+    return mask
 
 
 class _Outputs:
