@@ -93,7 +93,8 @@ def _input_file(path: str) -> Path:
     if not p.exists():
         raise InvalidInputError(f"input file {path!r} does not exist.")
     if not p.is_file():
-        raise _FileError(f"input file {path!r} is not a regular file (it is read twice); save the data to a file first.")
+        raise _FileError(f"input file {path!r} is not a regular file (it is read twice); "
+                         "save the data to a file first.")
     return p
 
 
@@ -409,12 +410,12 @@ def _umask() -> int:
 
 
 class _Outputs:
-    """The output files of one command, written as a transaction (see above).
+    """The output files of one command, written as a transaction (see above)::
 
-    >>> with _Outputs() as out:                                    # doctest: +SKIP
-    ...     tmp = out.write("out.csv", "--output", lambda p: frame.to_csv(p))
-    ...     check(tmp)                     # read back, verify: raises -> nothing written
-    ...     out.commit()                   # every output renamed into place
+        with _Outputs() as out:
+            tmp = out.write("out.csv", "--output", lambda p: frame.to_csv(p))
+            check(tmp)                     # read back, verify: raises -> nothing written
+            out.commit()                   # every output renamed into place
     """
 
     def __init__(self) -> None:
@@ -691,7 +692,8 @@ def _write_release(result: Any, original: pd.DataFrame, *, output: str | None, s
         what = f"the release for {output or 'standard output'}" if (output or stdout) else "the release"
         if output:
             parquet = _is_parquet(output)
-            tmp = out.write(output, "the masked file (--output)", lambda p: _write_table(result.data, p, parquet=parquet))
+            tmp = out.write(output, "the masked file (--output)",
+                            lambda p: _write_table(result.data, p, parquet=parquet))
             released = _read_back_and_verify(lambda: tmp, variables, parquet, original, result, what)
             checked_on = f"the written file {output}"
         elif stdout:
@@ -760,7 +762,8 @@ def _read_released(source: Any, variables: list, *, parquet: bool | None = None,
     for col in variables:
         values = _numeric_values(raw[col])
         if values is None:  # pragma: no cover - a bug, not a user error
-            raise ReleaseCheckError(f"release check failed: the written column {col!r} holds a value that is not a number")
+            raise ReleaseCheckError(f"release check failed: the written column {col!r} holds a value that is "
+                                    "not a number")
         columns[col] = values
     return pd.DataFrame(columns, index=raw.index)  # one frame, not one column at a time
 

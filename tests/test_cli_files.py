@@ -377,7 +377,7 @@ def test_numbers_with_formatting_warn_by_default_and_are_refused_when_named(tmp_
     assert main("microaggregate", path, "--k", 2, "-q", "-o", tmp_path / "o.csv") == 0
     err = capsys.readouterr().err
     assert err.count("pysdcmicro: warning:") == 1, err
-    assert f"column 'income' is text and is released unchanged" in err and repr(example) in err
+    assert "column 'income' is text and is released unchanged" in err and repr(example) in err
     assert pd.read_csv(tmp_path / "o.csv", dtype=str)["income"].tolist() == cells  # passed through as text
     assert main("microaggregate", path, "--k", 2, "--variables", "x,income") == 2
     one_error_line(capsys.readouterr().err, "column 'income' holds numbers written as text", repr(example),
