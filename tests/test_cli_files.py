@@ -473,3 +473,24 @@ def test_docs_table_names_only_existing_tests():
     assert len(named) >= 15
     missing = [name for name in named if name not in globals()]
     assert not missing, missing
+
+
+@pytest.mark.skipif(not hasattr(os, "mkfifo"), reason="no named pipes here")
+def test_special_files_are_written_in_place_after_the_check(tmp_path, data, capsys):
+    import tempfile
+    import threading
+
+    before_tmp = {p for p in os.listdir(tempfile.gettempdir()) if p.startswith(".pysdcmicro-")}
+    rep = tmp_path / "r.json"
+    assert main("microaggregate", data, "--k", 2, "-q", "--variables", "x,y", "-o", os.devnull, "--report", rep) == 0
+    assert json.loads(rep.read_text())["k_anonymous"] is True and not Path(os.devnull).is_file()
+    fifo = tmp_path / "pipe.csv"
+    os.mkfifo(fifo)
+    received = []
+    reader = threading.Thread(target=lambda: received.append(fifo.read_text()), daemon=True)
+    reader.start()
+    assert main("microaggregate", data, "--k", 2, "-q", "--variables", "x,y", "-o", fifo) == 0
+    reader.join(timeout=30)
+    assert received and received[0].startswith("id,name,x,y,code") and received[0].count("\n") == 8
+    after_tmp = {p for p in os.listdir(tempfile.gettempdir()) if p.startswith(".pysdcmicro-")}
+    assert after_tmp <= before_tmp  # the temporary copies are removed
