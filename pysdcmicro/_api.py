@@ -397,7 +397,7 @@ def microaggregate(frame: Any, k: int, *, variables: Any = None, method: str | C
 
     st = standardization(ds.X)  # overflow-free for any finite input (power-of-two pre-scaling)
     Z_il, constant = st.Z, st.constant
-    if constant.all():
+    if np.all(ds.X == ds.X[:1], axis=0).all():  # no spread anywhere (0.0 == -0.0 here)
         names = ", ".join(map(str, ds.variables))
         raise InvalidInputError(
             f"every chosen variable is constant ({names}); SST is 0, so information loss is undefined "

@@ -99,7 +99,9 @@ def release_sse_sst(X: np.ndarray, R: np.ndarray) -> tuple[float, float]:
 
 
 def _class_sizes(R: np.ndarray) -> np.ndarray:
-    frame = pd.DataFrame(R)
+    # Bit patterns, not float equality: 0.0 and -0.0 are written differently ("0.0", "-0.0")
+    # and would tell records apart; every NaN counts as one value.
+    frame = pd.DataFrame(np.where(np.isnan(R), np.nan, R).view(np.int64))
     return frame.groupby(list(frame.columns), sort=False, dropna=False).size().to_numpy()
 
 

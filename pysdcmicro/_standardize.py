@@ -26,7 +26,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
-__all__ = ["standardize", "Standardization", "standardization", "power_of_two_factors", "refined_mean", "SCALINGS"]
+__all__ = ["standardize", "Standardization", "standardization", "power_of_two_factors", "refined_mean", "identical_columns", "SCALINGS"]
 
 #: Accepted values of the ``scaling`` parameter: how records are compared while the
 #: partition is built. IL is always computed on z-scores.
@@ -50,6 +50,21 @@ def power_of_two_factors(X: np.ndarray) -> np.ndarray:
         maxabs = np.where(np.isnan(absx).all(axis=0), 0.0, np.nanmax(np.where(np.isnan(absx), -1.0, absx), axis=0))
     _, exponent = np.frexp(maxabs)  # maxabs = m * 2**exponent, 0.5 <= m < 1
     return np.where(maxabs > 0, np.ldexp(1.0, exponent - 1), 1.0)
+
+
+def identical_columns(X: np.ndarray) -> np.ndarray:
+    """Per column: are all values bit-for-bit identical (NaNs of any payload count as one)?
+
+    Examples
+    --------
+    >>> identical_columns(np.array([[0.0, 1.0], [-0.0, 1.0]])).tolist()
+    [False, True]
+    """
+    X = np.asarray(X, dtype=np.float64)
+    if X.shape[0] == 0:
+        return np.ones(X.shape[1], dtype=bool)
+    bits = np.where(np.isnan(X), np.nan, X).view(np.int64)
+    return np.all(bits == bits[:1], axis=0)
 
 
 def refined_mean(Xs: np.ndarray) -> np.ndarray:
@@ -105,9 +120,12 @@ def standardization(X: np.ndarray, *, ddof: int = 1) -> Standardization:
     Xs = X / factor
     center = refined_mean(Xs)
     spread = Xs.std(axis=0, ddof=ddof) if n > ddof else np.zeros(X.shape[1])
-    # A column is constant when all values equal its first value (exact test on the
-    # original values; a tiny float spread from rounding must not be mistaken for variation).
-    constant = np.all(X == X[:1], axis=0) if n else np.ones(X.shape[1], dtype=bool)
+    # A column is constant when all values are identical to its first value, bit for bit
+    # (exact test on the original values; a tiny float spread from rounding must not be
+    # mistaken for variation). Bit for bit: 0.0 and -0.0 compare equal but are written
+    # "0.0" and "-0.0", so releasing such a column unchanged would tell records apart; it
+    # has no spread (Z = 0) and is released as group values instead.
+    constant = identical_columns(X)
     scale = np.where(constant | (spread == 0) | ~np.isfinite(spread), 1.0, spread)
     Z = np.ascontiguousarray((Xs - center) / scale)
     Z[:, constant] = 0.0
