@@ -22,7 +22,9 @@ from ._partition import canonical_labels, check_partition, group_means, groups_f
 from ._result import MicroaggregationResult, Solution
 from ._release import group_values, release_sse_sst, verify_release_values
 from ._standardize import SCALINGS, standardization, standardize
-from ._validation import as_dataset, check_choice, check_k, check_time_limit
+from ._aggregate import MEASURES, MISSING, group_statistic, round_release, standardization_with_missing
+from ._validation import (as_dataset, check_choice, check_k, check_number, check_positive_int, check_time_limit,
+                          check_variable_groups, check_weights)
 
 __all__ = ["microaggregate", "Microaggregator"]
 
@@ -259,7 +261,8 @@ def microaggregate(frame: Any, k: int, *, variables: Any = None, method: str | C
                    scaling: str = "standardize", strata_scaling: str = "global", rng: Any = None,
                    time_limit: float | None = None, progress: Any = None, keep_history: bool = False,
                    blocks: Any = "auto", n_jobs: int | None = None, client: Any = None,
-                   **method_options: Any) -> MicroaggregationResult:
+                   missing: str = "keep", measure: str = "mean", trim: float = 0.0, weights: Any = None,
+                   decimals: int | None = None, **method_options: Any) -> MicroaggregationResult:
     """Microaggregate the chosen columns of ``frame`` into groups of at least ``k`` records.
 
     Each record's chosen variables are replaced by the mean of its group; the grouping
@@ -272,9 +275,13 @@ def microaggregate(frame: Any, k: int, *, variables: Any = None, method: str | C
         The records. Never modified.
     k : int
         Minimum group size (the k of k-anonymity), 2 <= k <= n.
-    variables : column label or list, optional
+    variables : column label, list, or list of lists, optional
         Columns microaggregated jointly. Default: every numeric (non-boolean) column that
-        is not a stratum column. For an array: column positions.
+        is not a stratum or weight column. For an array: column positions. A list of lists
+        (``[["a", "b"], ["c", "d"]]``) gives groups of variables, each microaggregated
+        independently with its own partition (as mu-ARGUS does); ``info["variable_groups"]``
+        then holds each group's partition, IL and k-anonymity, and k-anonymity holds within
+        each group's columns (not across groups).
     method : str or callable, default "mdav"
         A registered method name (``pysdcmicro.methods()`` lists them) or a callable
         ``core(Z, k, ctx, **options)`` returning labels or a ``Solution``.
@@ -318,6 +325,29 @@ def microaggregate(frame: Any, k: int, *, variables: Any = None, method: str | C
         Run the blocks on this Dask cluster (a client or a scheduler address) instead of
         local processes. A Dask DataFrame ``frame`` also runs there. Needs the optional
         extra ``pysdcmicro[dask]``.
+    missing : {"keep", "error"}, default "keep"
+        Missing values (NaN) in the chosen columns: ``"keep"`` groups their records with
+        the others (the partition is built on z-scores where a missing cell is imputed by
+        the column mean, i.e. z = 0), releases in each column the measure over the group's
+        members observed there, and leaves every missing cell missing; k-anonymity then
+        follows sdcMicro's rule for missing key values (a missing cell matches any value).
+        ``"error"`` refuses them.
+    measure : {"mean", "median", "trim"}, default "mean"
+        The released value of a group (sdcMicro's ``measure``): mean, median, or trimmed
+        mean (``trim`` = proportion dropped at each end, as R's ``mean(x, trim=)``). The
+        partition is the method's own (built for the mean); the measure replaces the group
+        value afterwards, and IL is that of the values released.
+    trim : float, default 0
+        With ``measure="trim"``: proportion in [0, 0.5] dropped at each end of each group.
+    weights : column label or array of n numbers, optional
+        Sampling weights (finite, >= 0): each group releases its weighted mean, so the
+        weighted total of every microaggregated column is kept. The grouping itself is
+        unweighted. The weight column passes through untouched.
+    decimals : int, optional
+        Round released values to this many decimals (>= 0); with 0 a DataFrame column
+        gets an integer dtype (``Int64`` when it has missing cells). IL and k-anonymity
+        are those of the rounded values. Without it, microaggregated integer columns
+        become float64 (group means).
     **method_options
         Options of the chosen method (see ``pysdcmicro.methods()``).
 
@@ -359,6 +389,17 @@ def microaggregate(frame: Any, k: int, *, variables: Any = None, method: str | C
     ('done', 2)
     """
     started = time.monotonic()
+    groups_of_variables = check_variable_groups(variables)
+    if groups_of_variables is not None:
+        return _microaggregate_groups(
+            frame, k, groups_of_variables, started, method=method, strata=strata, improve=improve,
+            improve_options=improve_options, scaling=scaling, strata_scaling=strata_scaling, rng=rng,
+            time_limit=time_limit, progress=progress, keep_history=keep_history, blocks=blocks, n_jobs=n_jobs,
+            client=client, missing=missing, measure=measure, trim=trim, weights=weights, decimals=decimals,
+            **method_options)
+    if _is_dask_frame(frame) and (missing, measure, trim, weights, decimals) != ("keep", "mean", 0.0, None, None):
+        raise InvalidInputError("a Dask DataFrame takes none of `measure`, `trim`, `weights`, `decimals`, "
+                                "`missing`; compute() it into pandas first.")
     if _is_dask_frame(frame):  # the large-data path reads it, runs, and returns a Dask DataFrame
         from .large._dask import microaggregate_dask_frame
 
@@ -367,7 +408,18 @@ def microaggregate(frame: Any, k: int, *, variables: Any = None, method: str | C
             improve_options=improve_options, scaling=scaling, strata_scaling=strata_scaling, rng=rng,
             time_limit=time_limit, progress=progress, keep_history=keep_history, blocks=blocks, n_jobs=n_jobs,
             client=client, **method_options)
-    ds = as_dataset(frame, variables, strata)
+    missing = check_choice(missing, "missing", MISSING)
+    measure = check_choice(measure, "measure", MEASURES)
+    trim = check_number(trim, "trim", low=0.0, high=0.5)
+    if trim and measure != "trim":
+        raise InvalidInputError(f'`trim` is only used with measure="trim"; got trim={trim:g} with measure={measure!r}.')
+    decimals = check_positive_int(decimals, "decimals", minimum=0, allow_none=True)
+    if weights is not None and measure != "mean":
+        raise InvalidInputError(
+            f'`weights` give weighted means: they need measure="mean"; got measure={measure!r}.')
+    label_weights = isinstance(weights, (str, int, np.integer)) and not isinstance(weights, bool)
+    ds = as_dataset(frame, variables, strata, missing=missing, exclude=[weights] if label_weights else None)
+    w, weight_column = check_weights(weights, ds)
     k = check_k(k, ds.n)
     time_limit = check_time_limit(time_limit)
     scaling = check_choice(scaling, "scaling", SCALINGS)
@@ -395,7 +447,11 @@ def microaggregate(frame: Any, k: int, *, variables: Any = None, method: str | C
     steps = _resolve_improve(improve, improve_options)
     callback = _progress_callback(progress)
 
-    st = standardization(ds.X)  # overflow-free for any finite input (power-of-two pre-scaling)
+    observed = ~np.isnan(ds.X)
+    has_missing = not observed.all()
+    # overflow-free for any finite input (power-of-two pre-scaling); with missing cells the
+    # z-scores use the observed values and a missing cell is imputed by the mean (z = 0)
+    st = standardization_with_missing(ds.X) if has_missing else standardization(ds.X)
     Z_il, constant = st.Z, st.constant
     if np.all(ds.X == ds.X[:1], axis=0).all():  # no spread anywhere (0.0 == -0.0 here)
         names = ", ".join(map(str, ds.variables))
@@ -405,11 +461,11 @@ def microaggregate(frame: Any, k: int, *, variables: Any = None, method: str | C
         )
     for j in np.flatnonzero(constant):
         warnings.warn(
-            f"column {ds.variables[j]!r} is constant (value {ds.X[0, j]:g}): it is left unchanged and "
+            f"column {ds.variables[j]!r} is constant (value {_first_observed(ds.X[:, j]):g}): it is left unchanged and "
             "contributes nothing to SSE or SST.",
             ConstantColumnWarning, stacklevel=2,
         )
-    Z = Z_il if scaling == "standardize" else st.raw_centered(ds.X)
+    Z = Z_il if scaling == "standardize" else _raw_centered(st, ds.X)
     total = sst(Z_il)
     full_name = method_name + "".join(f"+{s.name}" for s in steps)
 
@@ -428,7 +484,7 @@ def microaggregate(frame: Any, k: int, *, variables: Any = None, method: str | C
                 Z_part = np.empty_like(Z)
                 for s in range(len(ds.strata_names)):
                     rows = np.flatnonzero(ds.strata == s)
-                    Z_part[rows] = standardize(ds.X[rows])[0]
+                    Z_part[rows] = _zscores(ds.X[rows])
             labels, status, message, lower, info = solve_blocked(
                 plan, Z_part, k, root, method=spec.name if spec is not None else method_core,
                 options=method_options, improve=improve, improve_options=improve_options, strata=ds.strata,
@@ -447,14 +503,21 @@ def microaggregate(frame: Any, k: int, *, variables: Any = None, method: str | C
 
     labels = canonical_labels(labels)
     groups = groups_from_labels(labels)
-    means = group_values(ds.X, labels, len(groups))
-    released = np.where(constant, ds.X, means[labels])  # constant columns: the original values
-    # IL of the values actually released (float64 group means), not of an idealised partition.
+    values = group_statistic(ds.X, labels, len(groups), measure=measure, trim=trim, weights=w)
+    released = np.where(constant, ds.X, values[labels])  # constant columns: the original values
+    released[~observed] = np.nan  # a missing cell stays missing
+    if decimals is not None:
+        released[:, ~constant] = round_release(released[:, ~constant], decimals)
+    # IL of the values actually released (float64 group values, rounded if asked), not of an
+    # idealised partition; missing cells are skipped.
     sse_value, total = release_sse_sst(ds.X, released)
     il = 100.0 * sse_value / total
-    # The final check before anything leaves this function: k-anonymous, IL as reported.
+    # The final check before anything leaves this function: k-anonymous (a missing cell
+    # matches any value), IL as reported.
     verify_release_values(ds.X, released, k, il, what="the release built from this partition")
-    data = _build_output(ds, released, constant)
+    data = _build_output(ds, released, constant, decimals)
+    info = dict(info)
+    info.update(_agency_info(ds, released, observed, w, weight_column))
     lower_il = gap = None
     if lower is not None and scaling == "standardize":
         lower_il = max(0.0, 100.0 * lower / total)
@@ -471,6 +534,11 @@ def microaggregate(frame: Any, k: int, *, variables: Any = None, method: str | C
         "strata_scaling": strata_scaling,
         "variables": list(ds.variables),
         "blocks": None if plan is None else plan.settings(),
+        "missing": missing,
+        "measure": measure,
+        "trim": trim if measure == "trim" else None,
+        "weights": None if w is None else (weight_column if weight_column is not None else "<array given by the caller>"),
+        "decimals": decimals,
         "versions": _versions(),
     }
     return MicroaggregationResult(
@@ -479,6 +547,82 @@ def microaggregate(frame: Any, k: int, *, variables: Any = None, method: str | C
         seconds=time.monotonic() - started, variables=list(ds.variables), settings=settings, info=info,
         history=list(root.history) if keep_history else None,
     )
+
+
+def _microaggregate_groups(frame: Any, k: int, groups: list, started: float, *, rng: Any, time_limit: Any,
+                           **kwargs: Any) -> MicroaggregationResult:
+    """Groups of variables (``variables=[["a", "b"], ["c", "d"]]``), as mu-ARGUS: each
+    group microaggregated independently with its own partition; the release combines them
+    and is checked group by group (k-anonymity on each group's own columns)."""
+    if _is_dask_frame(frame):
+        raise InvalidInputError("groups of variables need a pandas DataFrame or an array; compute() the Dask "
+                                "DataFrame first.")
+    time_limit = check_time_limit(time_limit)
+    flat = [v for group in groups for v in group]
+    weights = kwargs.get("weights")
+    label_weights = isinstance(weights, (str, int, np.integer)) and not isinstance(weights, bool)
+    ds = as_dataset(frame, flat, kwargs.get("strata"), missing=check_choice(kwargs.get("missing", "keep"), "missing",
+                                                                             MISSING),
+                    exclude=[weights] if label_weights else None)
+    k = check_k(k, ds.n)
+    results = []
+    for g, group in enumerate(groups):
+        budget = None
+        if time_limit is not None:  # what is left, shared by the groups still to run
+            budget = max(1e-3, (time_limit - (time.monotonic() - started)) / (len(groups) - g))
+        results.append(microaggregate(frame, k, variables=group, rng=rng, time_limit=budget, **kwargs))
+    if ds.is_frame:
+        owner = {v: r for r, group in zip(results, groups) for v in group}
+        parts = [owner[c].data[c] if c in owner else frame[c].copy(deep=True) for c in frame.columns]
+        data = pd.concat(parts, axis=1)
+        data.columns = frame.columns
+        data.attrs = dict(frame.attrs)
+        released = data[flat].to_numpy(dtype=np.float64, na_value=np.nan)
+    else:
+        data = np.array(frame, dtype=np.float64, copy=True)
+        for r, group in zip(results, groups):
+            data[:, group] = r.data[:, group]
+        released = data[:, flat]
+    sse_value = float(sum(r.sse for r in results))
+    total = float(sum(r.sst for r in results))
+    il = 100.0 * sse_value / total
+    index = {v: j for j, v in enumerate(flat)}
+    positions = [[index[v] for v in group] for group in groups]
+    verify_release_values(ds.X, released, k, il, what="the release of the variable groups", names=flat,
+                          groups=positions)
+    from ._release import wildcard_frequencies
+
+    per_group = []
+    for r, group, cols in zip(results, groups, positions):
+        freq = wildcard_frequencies(released[:, cols])
+        per_group.append({
+            "variables": [str(v) for v in group], "n_groups": r.n_groups, "information_loss": r.information_loss,
+            "sse": r.sse, "sst": r.sst, "status": r.status, "k_anonymous": bool(freq.min() >= k),
+            "smallest_frequency": int(freq.min()), "lower_bound": r.lower_bound,
+            "labels": r.labels.tolist(),
+        })
+    lower_il = gap = None
+    if all(r.lower_bound is not None for r in results):
+        lower_il = 100.0 * sum(r.lower_bound * r.sst / 100.0 for r in results) / total
+        gap = (il - lower_il) / il if il > 0 else 0.0
+    first = results[0]
+    status = max((r.status for r in results), key=_STATUS_RANK.__getitem__)
+    message = "; ".join(f"[group {g + 1}] {r.message}" for g, r in enumerate(results) if r.message)
+    info: dict = {"variable_groups": per_group, "labels_are_of": "the first variable group"}
+    info["missing_cells"] = int(sum(r.info.get("missing_cells", 0) for r in results))
+    totals = {key: value for r in results for key, value in r.info.get("weighted_totals", {}).items()}
+    if totals:
+        info["weighted_totals"] = totals
+        info["weight_column"] = first.info.get("weight_column")
+    settings = dict(first.settings)
+    settings["variables"] = list(flat)
+    settings["variable_groups"] = [list(group) for group in groups]
+    settings["time_limit"] = time_limit
+    return MicroaggregationResult(
+        data=data, labels=first.labels, groups=first.groups, k=k, method=first.method, sse=sse_value, sst=total,
+        information_loss=il, lower_bound=lower_il, gap=gap, status=status, message=message,
+        seconds=time.monotonic() - started, variables=list(flat), settings=settings, info=info,
+        history=None)
 
 
 def _solve_strata(ds, method_core, options, steps, Z, k, root, callback, keep_history, total, scaling,
@@ -503,7 +647,7 @@ def _solve_strata(ds, method_core, options, steps, Z, k, root, callback, keep_hi
                       keep_history=keep_history, stage=ds.strata_names[s])
         sub._shared.start = root._shared.start  # elapsed time counts from the call, not the stratum
         sub.report(stratum=f"{s + 1}/{n_strata}", records=int(rows.size))
-        block = standardize(ds.X[rows])[0] if per_stratum_z else np.ascontiguousarray(Z[rows])
+        block = _zscores(ds.X[rows]) if per_stratum_z else np.ascontiguousarray(Z[rows])
         sol, _ = _solve_block(method_core, options, steps, block, k, sub)
         if keep_history:
             root.history.extend(sub.history)
@@ -526,7 +670,65 @@ def _is_dask_frame(obj: Any) -> bool:
         and hasattr(obj, "to_delayed")
 
 
-def _build_output(ds, released: np.ndarray, constant: np.ndarray):
+def _first_observed(x: np.ndarray) -> float:
+    xo = x[~np.isnan(x)]
+    return float(xo[0]) if xo.size else math.nan
+
+
+def _zscores(X: np.ndarray) -> np.ndarray:
+    """z-scores a partition is built on (missing cells imputed by the mean, z = 0)."""
+    if np.isnan(X).any():
+        return standardization_with_missing(X).Z
+    return standardize(X)[0]
+
+
+def _raw_centered(st, X: np.ndarray) -> np.ndarray:
+    """``scaling="none"``: raw values over one common power of two, centred on the observed
+    mean; a missing cell is imputed by the mean (0)."""
+    if not np.isnan(X).any():
+        return st.raw_centered(X)
+    common = float(np.max(st.factor)) if st.factor.size else 1.0
+    Xs = np.asarray(X, dtype=np.float64) / common
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", RuntimeWarning)  # an all-missing column
+        Xs = Xs - np.nanmean(Xs, axis=0)
+    Xs[np.isnan(Xs)] = 0.0
+    return np.ascontiguousarray(Xs)
+
+
+def _agency_info(ds, released: np.ndarray, observed: np.ndarray, w: np.ndarray | None,
+                 weight_column: Any) -> dict:
+    """Facts the report shows for agency data: missing cells, weighted totals."""
+    out: dict = {"missing_cells": int((~observed).sum())}
+    if out["missing_cells"]:
+        out["missing_cells_by_variable"] = {str(v): int((~observed[:, j]).sum()) for j, v in enumerate(ds.variables)
+                                            if not observed[:, j].all()}
+    if w is not None:
+        totals = {}
+        for j, v in enumerate(ds.variables):
+            before = float(np.nansum(w * ds.X[:, j]))
+            after = float(np.nansum(w * released[:, j]))
+            rel = abs(after - before) / abs(before) if before != 0 else abs(after - before)
+            totals[str(v)] = {"before": before, "after": after, "relative_difference": rel}
+        out["weighted_totals"] = totals
+        out["weight_column"] = None if weight_column is None else str(weight_column)
+    return out
+
+
+def _released_series(values: np.ndarray, index, name, decimals: int | None) -> pd.Series:
+    """A released column; with ``decimals=0`` an integer dtype (``Int64`` if it has missing
+    cells) when every value fits exactly."""
+    if decimals == 0:
+        missing = np.isnan(values)
+        if np.all(np.abs(values[~missing]) <= 2.0 ** 53):
+            ints = np.where(missing, 0.0, values).astype(np.int64)
+            if not missing.any():
+                return pd.Series(ints, index=index, name=name)
+            return pd.Series(pd.arrays.IntegerArray(ints, missing), index=index, name=name)
+    return pd.Series(values, index=index, name=name)
+
+
+def _build_output(ds, released: np.ndarray, constant: np.ndarray, decimals: int | None = None):
     """The caller's data with the chosen non-constant columns replaced by ``released``;
     every other column (and constant chosen columns) passes through untouched, same dtype.
     Built with one concatenation (no column-by-column assignment: no fragmentation)."""
@@ -536,7 +738,7 @@ def _build_output(ds, released: np.ndarray, constant: np.ndarray):
         parts = []
         for pos in range(src.shape[1]):
             if pos in replaced:
-                parts.append(pd.Series(released[:, replaced[pos]], index=src.index, name=src.columns[pos]))
+                parts.append(_released_series(released[:, replaced[pos]], src.index, src.columns[pos], decimals))
             else:
                 parts.append(src.iloc[:, pos].copy(deep=True))
         out = pd.concat(parts, axis=1) if parts else src.copy(deep=True)

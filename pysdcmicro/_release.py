@@ -19,7 +19,7 @@ import pandas as pd
 from ._errors import ReleaseCheckError
 from ._standardize import power_of_two_factors
 
-__all__ = ["group_values", "release_sse_sst", "verify_release", "verify_release_values"]
+__all__ = ["group_values", "release_sse_sst", "verify_release", "verify_release_values", "wildcard_frequencies"]
 
 #: Relative tolerance between the reported IL and the IL recomputed from released values
 #: read back from a file (a CSV written with ``repr`` floats round-trips exactly, so the
@@ -98,28 +98,69 @@ def release_sse_sst(X: np.ndarray, R: np.ndarray) -> tuple[float, float]:
     return sse, sst
 
 
+def wildcard_frequencies(R: Any) -> np.ndarray:
+    """For each record, how many records (itself included) it cannot be told apart from,
+    with a missing cell matching any value (sdcMicro's convention for missing key values):
+    records i and j match when they agree on every column where both are observed.
+
+    Without missing cells this is the ordinary sample frequency (exact equality of all
+    released values), O(n p). With missing cells the distinct released rows (u of them,
+    about n / k after microaggregation) are compared pairwise in blocks: O(u^2 p) time,
+    O(u p) memory per block of 256 rows.
+
+    Examples
+    --------
+    >>> R = np.array([[1.0, 2.0], [1.0, np.nan], [1.0, 3.0], [np.nan, np.nan]])
+    >>> wildcard_frequencies(R).tolist()
+    [3, 4, 3, 4]
+    """
+    frame = R if isinstance(R, pd.DataFrame) else pd.DataFrame(np.asarray(R))
+    frame = frame.reset_index(drop=True)
+    frame.columns = range(frame.shape[1])
+    codes = frame.groupby(list(frame.columns), sort=False, dropna=False, observed=True).ngroup().to_numpy()
+    counts = np.bincount(codes)
+    if not frame.isna().to_numpy().any():
+        return counts[codes].astype(np.int64)
+    first = np.unique(codes, return_index=True)[1]
+    U = frame.iloc[first].to_numpy(dtype=np.float64, na_value=np.nan)  # distinct rows, in code order
+    miss = np.isnan(U)
+    freq_u = np.zeros(U.shape[0], dtype=np.int64)
+    block = 256
+    for start in range(0, U.shape[0], block):
+        a, ma = U[start:start + block, None, :], miss[start:start + block, None, :]
+        match = ((a == U[None, :, :]) | ma | miss[None, :, :]).all(axis=2)
+        freq_u[start:start + block] = match.astype(np.int64) @ counts
+    return freq_u[codes]
+
+
 def _class_sizes(R: np.ndarray) -> np.ndarray:
-    # Bit patterns, not float equality: 0.0 and -0.0 are written differently ("0.0", "-0.0")
-    # and would tell records apart; every NaN counts as one value.
-    frame = pd.DataFrame(np.where(np.isnan(R), np.nan, R).view(np.int64))
-    return frame.groupby(list(frame.columns), sort=False, dropna=False).size().to_numpy()
+    """Frequency of each released record (wildcard rule for missing cells)."""
+    return wildcard_frequencies(R)
 
 
 def verify_release_values(X: np.ndarray, R: np.ndarray, k: int, information_loss: float, *,
-                          what: str = "the release", names: list | None = None) -> None:
+                          what: str = "the release", names: list | None = None,
+                          groups: list | None = None) -> None:
     """Raise :class:`~pysdcmicro.ReleaseCheckError` unless the released values ``R`` are
-    k-anonymous (every combination of released values shared by >= ``k`` rows) and their
-    information loss against ``X`` is ``information_loss`` (relative tolerance 1e-9)."""
+    k-anonymous (every record matched by >= ``k`` records; a missing cell matches any
+    value, see :func:`wildcard_frequencies`) and their information loss against ``X`` is
+    ``information_loss`` (relative tolerance 1e-9).
+
+    ``groups`` (lists of column positions, groups of variables microaggregated
+    separately): each group is checked for k-anonymity on its own columns."""
     X = np.asarray(X, dtype=np.float64)
     R = np.asarray(R, dtype=np.float64)
     if R.shape != X.shape:
         raise ReleaseCheckError(f"{what} has shape {R.shape}; the original's chosen columns have {X.shape}.")
-    sizes = _class_sizes(R)
-    if sizes.min() < k:
-        raise ReleaseCheckError(
-            f"{what} is not {k}-anonymous: {int((sizes < k).sum())} combination(s) of released values are "
-            f"shared by fewer than {k} records (smallest: {int(sizes.min())}); nothing was written."
-        )
+    for cols in (groups if groups else [list(range(R.shape[1]))]):
+        sizes = _class_sizes(R[:, list(cols)])
+        if sizes.min() < k:
+            part = "" if not groups else " on the variable group " + ", ".join(
+                str(names[c]) if names is not None else str(c) for c in cols)
+            raise ReleaseCheckError(
+                f"{what} is not {k}-anonymous{part}: {int((sizes < k).sum())} record(s) match fewer than {k} "
+                f"records (a missing cell matches any value; smallest: {int(sizes.min())}); nothing was written."
+            )
     sse, sst = release_sse_sst(X, R)
     il = 100.0 * sse / sst if sst > 0 else math.nan
     if not math.isclose(il, information_loss, rel_tol=IL_RTOL, abs_tol=1e-12):
@@ -147,11 +188,17 @@ def verify_release(original: Any, released: Any, result: Any, *, what: str = "th
     >>> verify_release(X, X, res)               # the original is not a 3-anonymous release
     Traceback (most recent call last):
     ...
-    pysdcmicro._errors.ReleaseCheckError: the release is not 3-anonymous: 6 combination(s) of released values are shared by fewer than 3 records (smallest: 1); nothing was written.
+    pysdcmicro._errors.ReleaseCheckError: the release is not 3-anonymous: 6 record(s) match fewer than 3 records (a missing cell matches any value; smallest: 1); nothing was written.
     """
     variables = list(result.variables)
+    settings = getattr(result, "settings", None) or {}
+    groups = None
+    if settings.get("variable_groups"):
+        index = {v: j for j, v in enumerate(variables)}
+        groups = [[index[v] for v in group] for group in settings["variable_groups"]]
     return verify_release_values(_columns_of(original, variables), _columns_of(released, variables),
-                                 int(result.k), float(result.information_loss), what=what)
+                                 int(result.k), float(result.information_loss), what=what, names=variables,
+                                 groups=groups)
 
 
 def _columns_of(data: Any, variables: list) -> np.ndarray:

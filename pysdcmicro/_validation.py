@@ -147,18 +147,19 @@ def _row_label(index: pd.Index | None, pos: int) -> str:
     return f"row {pos} (index {index[pos]!r})"
 
 
-def _check_finite(values: np.ndarray, label: Any, index: pd.Index | None) -> None:
-    bad = ~np.isfinite(values)
+def _check_finite(values: np.ndarray, label: Any, index: pd.Index | None, allow_missing: bool = False) -> None:
+    bad = np.isinf(values) if allow_missing else ~np.isfinite(values)
     if bad.any():
         pos = int(np.flatnonzero(bad)[0])
         v = values[pos]
         kind = "a missing value (NaN)" if np.isnan(v) else f"an infinite value ({v})"
         count = int(bad.sum())
         more = f" and {count - 1} more" if count > 1 else ""
-        raise InvalidInputError(
-            f"column {_col_name(label)} has {kind} at {_row_label(index, pos)}{more}; "
-            "microaggregation needs complete finite data: impute or drop those rows first."
-        )
+        rule = ("microaggregation needs finite values (missing values are kept with missing=\"keep\", "
+                "infinite ones never)" if allow_missing or not np.isnan(v) else
+                "missing=\"error\" refuses missing values: pass missing=\"keep\" (CLI --missing keep) to keep "
+                "them missing in the release, or impute or drop those rows first")
+        raise InvalidInputError(f"column {_col_name(label)} has {kind} at {_row_label(index, pos)}{more}; {rule}.")
 
 
 _EXACT_INT = 2 ** 53  # float64 holds every integer of magnitude <= 2**53 exactly
@@ -231,7 +232,8 @@ def _resolve_columns(requested: Any, columns: list, what: str) -> list:
     return requested
 
 
-def as_dataset(frame: Any, variables: Any = None, strata: Any = None) -> Dataset:
+def as_dataset(frame: Any, variables: Any = None, strata: Any = None, *, missing: str = "error",
+               exclude: Any = None) -> Dataset:
     """Validate the data argument of every public entry point.
 
     Parameters
@@ -243,9 +245,14 @@ def as_dataset(frame: Any, variables: Any = None, strata: Any = None) -> Dataset
         is not a stratum column. For an array, column positions.
     strata : column label, list of labels, or None
         Columns whose value combinations define strata (DataFrame input only).
+    missing : {"error", "keep"}
+        Whether missing values (NaN) in the chosen columns are refused or accepted.
+    exclude : list of labels, optional
+        Columns never chosen by default (the weight column).
     """
+    allow = missing == "keep"
     if isinstance(frame, pd.DataFrame):
-        return _dataset_from_frame(frame, variables, strata)
+        return _dataset_from_frame(frame, variables, strata, allow, list(exclude or []))
     if isinstance(frame, (pd.Series, str, bytes)) or frame is None or np.isscalar(frame):
         raise InvalidTypeError(
             f"`frame` must be a pandas DataFrame or a 2-D numeric array; got {type(frame).__name__}."
@@ -268,7 +275,8 @@ def as_dataset(frame: Any, variables: Any = None, strata: Any = None) -> Dataset
     if p == 0:
         raise InvalidInputError("`frame` must have at least one column; got 0 columns.")
     columns = list(range(p))
-    chosen = _resolve_columns(variables, columns, "variables") if variables is not None else columns
+    chosen = _resolve_columns(variables, columns, "variables") if variables is not None else \
+        [c for c in columns if c not in set(exclude or [])]
     if not chosen:
         raise InvalidInputError("`variables` must name at least one column; got an empty list.")
     positions = np.asarray(chosen, dtype=np.intp)
@@ -276,11 +284,12 @@ def as_dataset(frame: Any, variables: Any = None, strata: Any = None) -> Dataset
         _check_exact_integers(arr[:, positions[j]], label, None)
     X = np.ascontiguousarray(arr[:, positions], dtype=np.float64)
     for j, label in enumerate(chosen):
-        _check_finite(X[:, j], label, None)
+        _check_finite(X[:, j], label, None, allow)
     return Dataset(source=frame, is_frame=False, variables=chosen, positions=positions, X=X)
 
 
-def _dataset_from_frame(frame: pd.DataFrame, variables: Any, strata: Any) -> Dataset:
+def _dataset_from_frame(frame: pd.DataFrame, variables: Any, strata: Any, allow_missing: bool = False,
+                        exclude: list | None = None) -> Dataset:
     n, p = frame.shape
     if p == 0:
         raise InvalidInputError("`frame` must have at least one column; got 0 columns.")
@@ -291,6 +300,8 @@ def _dataset_from_frame(frame: pd.DataFrame, variables: Any, strata: Any) -> Dat
         dup = next(c for c in columns if columns.count(c) > 1)
         raise InvalidInputError(f"`frame` has two columns named {_col_name(dup)}; column names must be unique.")
     strata_cols = _resolve_columns(strata, columns, "strata")
+    if variables is None and exclude:  # the weight column is never chosen by default
+        columns = [c for c in columns if c not in exclude]
     if variables is None:
         chosen = [c for c in columns if c not in strata_cols and _is_numeric_series(frame[c])]
         if not chosen:
@@ -318,8 +329,9 @@ def _dataset_from_frame(frame: pd.DataFrame, variables: Any, strata: Any) -> Dat
         if pd.api.types.is_integer_dtype(s.dtype):
             _check_exact_integers(s.dropna().to_numpy(), label, frame.index if not s.hasnans else None)
         X[:, j] = s.to_numpy(dtype=np.float64, na_value=np.nan)
-        _check_finite(X[:, j], label, frame.index)
-    positions = np.asarray([columns.index(c) for c in chosen], dtype=np.intp)
+        _check_finite(X[:, j], label, frame.index, allow_missing)
+    all_columns = list(frame.columns)
+    positions = np.asarray([all_columns.index(c) for c in chosen], dtype=np.intp)
     ds = Dataset(source=frame, is_frame=True, variables=chosen, positions=positions, X=X)
     if strata_cols:
         ds.strata_columns = strata_cols
@@ -339,3 +351,72 @@ def _dataset_from_frame(frame: pd.DataFrame, variables: Any, strata: Any) -> Dat
             for key in uniques
         ]
     return ds
+
+
+def check_weights(weights: Any, ds: Dataset) -> tuple[np.ndarray | None, Any]:
+    """Sampling weights: a column label (DataFrame; or a position for an array) or an
+    array of n values; each must be a finite number >= 0, never missing, and the weight
+    column cannot be microaggregated. Returns ``(w, label)``."""
+    if weights is None:
+        return None, None
+    label = None
+    if isinstance(weights, (str, numbers.Integral)) and not isinstance(weights, bool):
+        columns = list(ds.source.columns) if ds.is_frame else list(range(np.asarray(ds.source).shape[1]))
+        label = _resolve_columns(weights, columns, "weights")[0]
+        if label in ds.variables:
+            raise InvalidInputError(
+                f"column {_col_name(label)} is both in `variables` and the `weights` column; "
+                "the weight column passes through untouched and cannot be microaggregated."
+            )
+        values = ds.source[label] if ds.is_frame else np.asarray(ds.source)[:, label]
+        if ds.is_frame and not _is_numeric_series(values):
+            raise InvalidTypeError(f"weight column {_col_name(label)} must be numeric; got dtype {values.dtype}.")
+        w = np.asarray(values.to_numpy(dtype=np.float64, na_value=np.nan) if ds.is_frame else values,
+                       dtype=np.float64)
+        what = f"weight column {_col_name(label)}"
+    else:
+        try:
+            w = np.asarray(weights, dtype=np.float64)
+        except (TypeError, ValueError):
+            raise InvalidTypeError(
+                f"`weights` must be a column name or an array of numbers; got {_fmt(weights)}.") from None
+        if w.shape != (ds.n,):
+            raise InvalidInputError(f"`weights` must hold one weight per record ({ds.n}); got shape {w.shape}.")
+        what = "`weights`"
+    index = ds.source.index if ds.is_frame else None
+    for bad, rule in ((np.isnan(w), "a missing weight"), (np.isinf(w), "an infinite weight"), (w < 0, "a negative weight")):
+        if bad.any():
+            pos = int(np.flatnonzero(bad)[0])
+            raise InvalidInputError(
+                f"{what} has {rule} ({w[pos]:g}) at {_row_label(index, pos)}; every sampling weight must be a "
+                "finite number >= 0."
+            )
+    return np.ascontiguousarray(w), label
+
+
+def check_variable_groups(variables: Any) -> list | None:
+    """``variables`` as a list of groups when it is a list of lists (groups of variables
+    microaggregated separately, as mu-ARGUS does); None when it is an ordinary selection."""
+    if variables is None or isinstance(variables, (str, bytes)) or not isinstance(variables, (list, tuple)):
+        return None
+    if not any(isinstance(v, (list, tuple)) for v in variables):
+        return None
+    groups = []
+    seen: dict = {}
+    for g, group in enumerate(variables, start=1):
+        if not isinstance(group, (list, tuple)):
+            raise InvalidTypeError(
+                f"`variables` mixes groups and single columns; in a list of variable groups every item must be a "
+                f"list of columns; got {_fmt(group)} as group {g}."
+            )
+        if not group:
+            raise InvalidInputError(f"variable group {g} is empty; every group needs at least one column.")
+        for label in group:
+            if label in seen:
+                where = f"groups {seen[label]} and {g}" if seen[label] != g else f"group {g} twice"
+                raise InvalidInputError(
+                    f"column {_col_name(label)} is in variable {where}; a column can be in only one variable group."
+                )
+            seen[label] = g
+        groups.append(list(group))
+    return groups

@@ -1,0 +1,155 @@
+"""Aggregation step for agency data: the group value by ``measure`` (mean, median, trimmed
+mean), weighted means, rounding to ``decimals``, and the z-scores a partition is built on
+when some cells are missing.
+
+Every function works column by column on the observed cells only (NaN = missing): a
+group's released value in a column is the measure over the members observed there, and a
+missing cell stays missing in the release.
+"""
+
+from __future__ import annotations
+
+import math
+
+import numpy as np
+
+from ._release import group_values
+from ._standardize import Standardization, power_of_two_factors
+
+__all__ = ["MEASURES", "MISSING", "group_statistic", "round_release", "standardization_with_missing"]
+
+#: Accepted values of ``measure`` (sdcMicro ``microaggregation(measure=)``).
+MEASURES = ("mean", "median", "trim")
+#: Accepted values of ``missing``.
+MISSING = ("keep", "error")
+
+
+def _ranks_within_groups(labels: np.ndarray, x: np.ndarray, n_groups: int) -> tuple[np.ndarray, np.ndarray]:
+    """0-based rank of each value inside its group (ties broken by row order) and the
+    group sizes, both per row. O(n log n)."""
+    order = np.lexsort((np.arange(x.size), x, labels))
+    counts = np.bincount(labels, minlength=n_groups)
+    starts = np.concatenate(([0], np.cumsum(counts)[:-1]))
+    rank = np.empty(x.size, dtype=np.int64)
+    rank[order] = np.arange(x.size) - starts[labels[order]]
+    return rank, counts[labels]
+
+
+def _kept_for_measure(labels: np.ndarray, x: np.ndarray, n_groups: int, measure: str, trim: float) -> np.ndarray:
+    """Mask of the observed values whose mean is the group's measure: all (mean), the
+    one or two middle values (median), or all but ``floor(m * trim)`` at each end (trimmed
+    mean, as R's ``mean(x, trim=)``; ``trim >= 0.5`` is the median, as in R)."""
+    rank, size = _ranks_within_groups(labels, x, n_groups)
+    if measure == "median" or (measure == "trim" and trim >= 0.5):
+        return (rank == (size - 1) // 2) | (rank == size // 2)
+    if measure == "trim":
+        drop = np.floor(size * trim).astype(np.int64)
+        return (rank >= drop) & (rank < size - drop)
+    return np.ones(x.size, dtype=bool)
+
+
+def _weighted_means(x: np.ndarray, w: np.ndarray, labels: np.ndarray, n_groups: int) -> np.ndarray:
+    """Weighted mean of ``x`` (scaled to (-2, 2)) per group, with one refinement step; a
+    group whose weights sum to 0 gets its unweighted mean (its weighted total is 0 either
+    way, so totals are still kept)."""
+    W = np.bincount(labels, weights=w, minlength=n_groups)
+    with np.errstate(invalid="ignore", divide="ignore"):
+        m = np.bincount(labels, weights=w * x, minlength=n_groups) / W
+        m = m + np.bincount(labels, weights=w * (x - m[labels]), minlength=n_groups) / W
+    zero = ~(W > 0)
+    if zero.any():
+        plain = group_values(x[:, None], labels, n_groups)[:, 0]
+        m[zero] = plain[zero]
+    return m
+
+
+def group_statistic(X: np.ndarray, labels: np.ndarray, n_groups: int, *, measure: str = "mean",
+                    trim: float = 0.0, weights: np.ndarray | None = None) -> np.ndarray:
+    """Released value of each group and column, shape ``(g, p)``: the ``measure`` over the
+    group's members observed in that column (NaN if none is observed).
+
+    ``weights`` (``measure="mean"`` only) gives the weighted mean, so that the weighted
+    total ``sum(w * x)`` of every column over its observed cells is kept.
+
+    Examples
+    --------
+    >>> X = np.array([[1.0], [2.0], [9.0], [np.nan], [4.0], [6.0], [5.0]])
+    >>> labels = np.array([0, 0, 0, 0, 1, 1, 1])
+    >>> group_statistic(X, labels, 2, measure="median")[:, 0].tolist()
+    [2.0, 5.0]
+    >>> group_statistic(X, labels, 2, weights=np.array([1.0, 1, 2, 5, 1, 1, 0]))[:, 0].tolist()
+    [5.25, 5.0]
+    """
+    X = np.asarray(X, dtype=np.float64)
+    labels = np.asarray(labels, dtype=np.int64)
+    if measure == "mean" and weights is None:
+        return group_values(X, labels, n_groups)
+    factor = power_of_two_factors(X)
+    out = np.full((n_groups, X.shape[1]), np.nan)
+    for j in range(X.shape[1]):
+        x = X[:, j] / factor[j]
+        observed = ~np.isnan(x)
+        lab, xo = labels[observed], x[observed]
+        if xo.size == 0:
+            continue
+        if weights is not None:
+            m = _weighted_means(xo, np.asarray(weights, dtype=np.float64)[observed], lab, n_groups)
+        else:
+            kept = _kept_for_measure(lab, xo, n_groups, measure, trim)
+            m = group_values(xo[kept][:, None], lab[kept], n_groups)[:, 0]
+        out[:, j] = m * factor[j]
+    return out
+
+
+def round_release(R: np.ndarray, decimals: int | None) -> np.ndarray:
+    """``R`` rounded to ``decimals`` decimal places (numpy's round half to even); NaN stays
+    NaN. Rounding is a function of the group value, so members of a group stay equal."""
+    if decimals is None:
+        return R
+    with np.errstate(invalid="ignore", over="ignore"):
+        out = np.round(R, decimals)
+    # Values too large for the rounding arithmetic (|x| > ~1e308 / 10**decimals) come back
+    # infinite; they are integers in float64 already, so they are kept as they are.
+    bad = ~np.isfinite(out) & np.isfinite(R)
+    if bad.any():
+        out[bad] = R[bad]
+    return out
+
+
+def standardization_with_missing(X: np.ndarray, *, ddof: int = 1) -> Standardization:
+    """z-scores of ``X`` on its observed cells (mean and sample sd of each column over the
+    observed values, after the exact power-of-two pre-scaling), with every missing cell set
+    to 0, i.e. imputed by the column mean: the copy the partition is built on.
+
+    A column is constant when its observed values are all equal (or fewer than two are
+    observed); its z-scores are 0.
+
+    Examples
+    --------
+    >>> st = standardization_with_missing(np.array([[1.0, 5.0], [np.nan, 5.0], [3.0, np.nan]]))
+    >>> st.Z.round(4).tolist(), st.constant.tolist()
+    ([[-0.7071, 0.0], [0.0, 0.0], [0.7071, 0.0]], [False, True])
+    """
+    X = np.asarray(X, dtype=np.float64)
+    p = X.shape[1]
+    factor = power_of_two_factors(X)
+    Xs = X / factor
+    center = np.zeros(p)
+    scale = np.ones(p)
+    constant = np.zeros(p, dtype=bool)
+    for j in range(p):
+        xo = X[:, j][~np.isnan(X[:, j])]
+        if xo.size < 2 or np.all(xo == xo[0]):
+            constant[j] = True
+            continue
+        so = Xs[:, j][~np.isnan(Xs[:, j])]
+        center[j] = so.mean()
+        sd = so.std(ddof=ddof)
+        if sd > 0 and math.isfinite(sd):
+            scale[j] = sd
+        else:
+            constant[j] = True
+    Z = (Xs - center) / scale
+    Z[np.isnan(Z)] = 0.0
+    Z[:, constant] = 0.0
+    return Standardization(Z=np.ascontiguousarray(Z), factor=factor, center=center, scale=scale, constant=constant)
