@@ -382,7 +382,9 @@ def check_weights(weights: Any, ds: Dataset) -> tuple[np.ndarray | None, Any]:
                 f"`weights` must be a column name or an array of numbers; got {_fmt(weights)}.") from None
         if w.shape != (ds.n,):
             raise InvalidInputError(f"`weights` must hold one weight per record ({ds.n}); got shape {w.shape}.")
-        what = "`weights`"
+        name = getattr(weights, "name", None)
+        what = f"weight column {_col_name(name)}" if isinstance(weights, pd.Series) and name is not None \
+            else "`weights`"
     index = ds.source.index if ds.is_frame else None
     for bad, rule in ((np.isnan(w), "a missing weight"), (np.isinf(w), "an infinite weight"), (w < 0, "a negative weight")):
         if bad.any():

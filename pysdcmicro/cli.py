@@ -223,6 +223,10 @@ def read_table(path: str, variables: list[str] | None = None,
     if parsed:  # one new frame, not one column assignment per column (no fragmentation)
         frame = pd.DataFrame({c: parsed[c] if c in parsed else frame[c] for c in frame.columns}, index=frame.index)
     _check_exact_integers(p, path, frame, chosen)
+    # integer columns stay integers, so unchanged ones are written as read (96, not 96.0)
+    integers = {c: _as_integers(frame[c]) for c in chosen if _integer_text(head[c])}
+    if integers:
+        frame = pd.DataFrame({c: integers[c] if c in integers else frame[c] for c in frame.columns}, index=frame.index)
     if variables is None:
         for col in frame.columns:
             if col in excluded or col in chosen:
@@ -278,6 +282,39 @@ def _check_strata_cells(frame: pd.DataFrame, strata: list[str] | None) -> None:
 
 def _is_parquet(path: str) -> bool:
     return str(path).lower().endswith((".parquet", ".pq"))
+
+
+_INTEGER_TEXT = r"\s*-?(?:0|[1-9][0-9]*)\s*"
+
+
+def _integer_text(text: pd.Series) -> bool:
+    """Whether the (first rows of a) text column hold only canonical integers (``96``, ``-3``;
+    not ``96.0``, ``007`` or ``1e3``) and missing markers, with at least one integer."""
+    text = text.astype(object).fillna("")
+    missing = text.str.strip().str.lower().isin(_MISSING_TOKENS)
+    return bool((~missing).any() and text[~missing].str.fullmatch(_INTEGER_TEXT).all())
+
+
+def _as_integers(values: pd.Series) -> pd.Series:
+    """A float column of whole numbers (|x| <= 2**53) as int64, or Int64 with missing cells;
+    unchanged if any value is not a whole number."""
+    x = values.to_numpy(dtype=np.float64, na_value=np.nan)
+    missing = np.isnan(x)
+    xo = x[~missing]
+    if xo.size == 0 or not (np.all(xo == np.round(xo)) and np.all(np.abs(xo) <= 2.0 ** 53)):
+        return values
+    ints = np.where(missing, 0.0, x).astype(np.int64)
+    if not missing.any():
+        return pd.Series(ints, index=values.index, name=values.name)
+    return pd.Series(pd.arrays.IntegerArray(ints, missing), index=values.index, name=values.name)
+
+
+def _parse_variable_groups(text: str | None) -> Any:
+    """``"a,b;c,d"`` -> ``[["a", "b"], ["c", "d"]]`` (groups of variables); ``"a,b"`` -> ``["a", "b"]``."""
+    if text is None or ";" not in text:
+        return _split_list(text)
+    groups = [_split_list(part) for part in text.split(";")]
+    return groups
 
 
 def _write_table(data: pd.DataFrame, path: str, *, parquet: bool | None = None) -> None:
@@ -534,7 +571,20 @@ def _build_parser() -> argparse.ArgumentParser:
     m.add_argument("input", metavar="INPUT", help="input CSV file with a header row, or a .parquet file")
     m.add_argument("--k", type=int, required=True, help="minimum group size (>= 2)")
     m.add_argument("--method", default="mdav", help="method name (see `pysdcmicro methods`); default mdav")
-    m.add_argument("--variables", help="comma-separated columns to microaggregate (default: all numeric columns)")
+    m.add_argument("--variables", help="comma-separated columns to microaggregate (default: all numeric columns); "
+                   "groups of variables microaggregated separately are separated by ';' (\"a,b;c,d\")")
+    m.add_argument("--missing", default="keep", choices=["keep", "error"],
+                   help="missing cells in the chosen columns: keep them missing in the output (default; k-anonymity "
+                        "with a missing cell matching any value, as sdcMicro) or refuse them")
+    m.add_argument("--measure", default="mean", choices=["mean", "median", "trim"],
+                   help="released value of a group: mean (default), median or trimmed mean (see --trim)")
+    m.add_argument("--trim", type=float, default=0.0, metavar="P",
+                   help="with --measure trim: proportion dropped at each end of each group (0 to 0.5)")
+    m.add_argument("--weights", metavar="COLUMN", default=None,
+                   help="sampling weight column: groups release weighted means (weighted totals kept); the column "
+                        "passes through untouched")
+    m.add_argument("--decimals", type=int, default=None, metavar="N",
+                   help="round released values to N decimals (0: integers, no decimal point)")
     m.add_argument("--strata", help="comma-separated columns: microaggregate within each combination of their values")
     m.add_argument("--strata-scaling", default="global", choices=["global", "stratum"],
                    help="with --strata: z-scores over the whole data (default) or within each stratum (as sdcMicro)")
@@ -648,15 +698,33 @@ def _cmd_microaggregate(args: argparse.Namespace) -> int:
     elif args.improve_option:
         raise InvalidInputError("--improve-option was given without --improve.")
     strata = _split_list(args.strata)
-    frame, variables = read_table(args.input, _split_list(args.variables), exclude=strata)
+    requested = _parse_variable_groups(args.variables)
+    groups = requested if requested and isinstance(requested[0], list) else None
+    flat = [v for group in groups for v in group] if groups else requested
+    exclude = (strata or []) + ([args.weights] if args.weights else [])
+    frame, variables = read_table(args.input, flat, exclude=exclude or None)
     _check_strata_cells(frame, strata)
+    weights = None
+    if args.weights:
+        if args.weights not in frame.columns:
+            raise InvalidInputError(f"unknown column {args.weights!r} in --weights; the data has columns: "
+                                    f"{', '.join(map(str, frame.columns[:20]))}.")
+        values = frame[args.weights]
+        if not pd.api.types.is_numeric_dtype(values.dtype):  # read as text (it is not microaggregated)
+            parsed = _numeric_values(values)
+            if parsed is None:
+                bad = next(v for v in values if _parse_number(v) is None)
+                raise InvalidInputError(f"weight column {args.weights!r} must be numeric; got value {bad!r}.")
+            values = pd.Series(parsed, index=values.index, name=args.weights)
+        weights = values
     if not variables:
         raise InvalidInputError(f"input file {args.input!r} has no numeric column to microaggregate; "
                                 "pass --variables or check the file.")
     show = not args.quiet and sys.stderr.isatty()
 
     result = microaggregate(
-        frame, args.k, method=spec.name, variables=variables, strata=strata,
+        frame, args.k, method=spec.name, variables=groups if groups else variables, strata=strata,
+        missing=args.missing, measure=args.measure, trim=args.trim, weights=weights, decimals=args.decimals,
         improve=improve, improve_options=improve_options, scaling=args.scaling,
         strata_scaling=args.strata_scaling, rng=args.seed,
         time_limit=args.time_limit, progress=_progress_callback(True) if show else None,

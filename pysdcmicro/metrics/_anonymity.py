@@ -1,4 +1,10 @@
-"""k-anonymity of released data: every combination of released values is shared by >= k rows."""
+"""k-anonymity of released data: every combination of released values is shared by >= k rows.
+
+Missing values follow sdcMicro's convention for missing key values (``missing="wildcard"``,
+the default): a missing cell matches any value, so records i and j are indistinguishable
+when they agree on every column where both are observed. ``missing="value"`` treats a
+missing cell as a value of its own (exact equality, NaN equal to NaN).
+"""
 
 from __future__ import annotations
 
@@ -12,8 +18,10 @@ from ._pairs import _as_table, _columns
 
 __all__ = ["frequency_counts", "equivalence_class_sizes", "is_k_anonymous"]
 
+MISSING_RULES = ("wildcard", "value")
 
-def _class_codes(data: Any, variables: Any) -> np.ndarray:
+
+def _chosen_frame(data: Any, variables: Any) -> pd.DataFrame:
     table = _as_table(data, "masked")
     if table.shape[0] == 0:
         from .._errors import InvalidInputError
@@ -25,16 +33,32 @@ def _class_codes(data: Any, variables: Any) -> np.ndarray:
         from .._errors import InvalidInputError
 
         raise InvalidInputError("`variables` must name at least one column; got an empty list.")
-    frame = table[chosen] if isinstance(table, pd.DataFrame) else pd.DataFrame(table[:, chosen])
+    return table[chosen] if isinstance(table, pd.DataFrame) else pd.DataFrame(table[:, chosen])
+
+
+def _class_codes(data: Any, variables: Any) -> np.ndarray:
+    frame = _chosen_frame(data, variables)
     # Exact equality of the released values; a missing value is a value of its own.
     return frame.groupby(list(frame.columns), sort=False, dropna=False, observed=True).ngroup().to_numpy()
 
 
-def frequency_counts(masked: Any, *, variables: Any = None) -> np.ndarray:
-    """For each record, how many records share its combination of released values.
+def _has_missing(frame: pd.DataFrame) -> bool:
+    return bool(frame.isna().to_numpy().any())
+
+
+def _wildcard(frame: pd.DataFrame) -> np.ndarray:
+    from .._release import wildcard_frequencies
+
+    return wildcard_frequencies(frame)
+
+
+def frequency_counts(masked: Any, *, variables: Any = None, missing: str = "wildcard") -> np.ndarray:
+    """For each record, how many records it cannot be told apart from (itself included).
 
     The sample frequency ``f_k`` of sdcMicro's ``freqCalc``, computed on the values as
-    released (exact equality; missing values count as a value of their own). O(n p).
+    released (exact equality). A missing cell matches any value (``missing="wildcard"``,
+    sdcMicro's convention) or is a value of its own (``missing="value"``). O(n p) without
+    missing cells; with them O(u^2 p) for u distinct released rows.
 
     Parameters
     ----------
@@ -48,14 +72,30 @@ def frequency_counts(masked: Any, *, variables: Any = None) -> np.ndarray:
     >>> import numpy as np
     >>> frequency_counts(np.array([[2.0, 1.0], [2.0, 1.0], [5.0, 1.0]])).tolist()
     [2, 2, 1]
+    >>> frequency_counts(np.array([[2.0, 1.0], [2.0, np.nan], [5.0, 1.0]])).tolist()
+    [2, 2, 1]
+    >>> frequency_counts(np.array([[2.0, 1.0], [2.0, np.nan], [5.0, 1.0]]), missing="value").tolist()
+    [1, 1, 1]
     """
+    from .._validation import check_choice
+
+    missing = check_choice(missing, "missing", MISSING_RULES)
+    if missing == "wildcard":
+        frame = _chosen_frame(masked, variables)
+        if _has_missing(frame):
+            return _wildcard(frame)
     codes = _class_codes(masked, variables)
     return np.bincount(codes)[codes].astype(np.int64)
 
 
-def equivalence_class_sizes(masked: Any, *, variables: Any = None) -> np.ndarray:
+def equivalence_class_sizes(masked: Any, *, variables: Any = None, missing: str = "wildcard") -> np.ndarray:
     """Size of each equivalence class (distinct combination of released values), in order
     of first appearance.
+
+    With missing cells and ``missing="wildcard"`` (sdcMicro's convention: a missing cell
+    matches any value) records no longer fall into disjoint classes; the value for each
+    distinct combination is then the number of records matching it (its frequency, see
+    :func:`frequency_counts`), so the smallest is still what k-anonymity is about.
 
     Examples
     --------
@@ -63,16 +103,28 @@ def equivalence_class_sizes(masked: Any, *, variables: Any = None) -> np.ndarray
     >>> equivalence_class_sizes(np.array([[2.0], [5.0], [2.0], [5.0], [5.0]])).tolist()
     [2, 3]
     """
-    return np.bincount(_class_codes(masked, variables)).astype(np.int64)
+    from .._validation import check_choice
+
+    missing = check_choice(missing, "missing", MISSING_RULES)
+    codes = _class_codes(masked, variables)
+    if missing == "wildcard":
+        frame = _chosen_frame(masked, variables)
+        if _has_missing(frame):
+            freq = _wildcard(frame)
+            first = np.unique(codes, return_index=True)[1]
+            return freq[first].astype(np.int64)
+    return np.bincount(codes).astype(np.int64)
 
 
-def is_k_anonymous(masked: Any, k: int, *, variables: Any = None) -> bool:
+def is_k_anonymous(masked: Any, k: int, *, variables: Any = None, missing: str = "wildcard") -> bool:
     """Whether every combination of released values of ``variables`` is shared by at least
     ``k`` records (Samarati & Sweeney 1998; for microaggregation, Domingo-Ferrer & Torra 2005).
 
     Checked on the values themselves, not on a partition: two records are
-    indistinguishable only if all their released values are exactly equal. Use it on the
-    data as written (for instance re-read from the released CSV file).
+    indistinguishable only if all their released values are exactly equal, a missing cell
+    matching any value (``missing="wildcard"``, sdcMicro's convention for missing key
+    values; ``missing="value"``: a missing cell is a value of its own). Use it on the data
+    as written (for instance re-read from the released CSV file).
 
     Examples
     --------
@@ -83,4 +135,4 @@ def is_k_anonymous(masked: Any, k: int, *, variables: Any = None) -> bool:
     (True, False)
     """
     k = check_k(k)
-    return bool(equivalence_class_sizes(masked, variables=variables).min() >= k)
+    return bool(frequency_counts(masked, variables=variables, missing=missing).min() >= k)

@@ -390,7 +390,8 @@ def report(result: MicroaggregationResult, original: Any = None, *, released: An
         if table.shape[0] != result.n:
             raise InvalidInputError(f"`released` must have {result.n} records like the result; got {table.shape[0]}.")
         checked_on = checked_on or "the released data"
-    class_sizes = _class_sizes(released, variables)
+    groups = (result.settings or {}).get("variable_groups") or [variables]  # each group on its own columns
+    class_sizes = np.concatenate([_class_sizes(released, list(group)) for group in groups])
     rep = Report(
         variables=variables, n=result.n, k=result.k, k_anonymous=bool(class_sizes.min() >= result.k),
         class_sizes=class_sizes, checked_on=checked_on, information_loss=result.information_loss,
