@@ -155,8 +155,8 @@ def _check_finite(values: np.ndarray, label: Any, index: pd.Index | None, allow_
         kind = "a missing value (NaN)" if np.isnan(v) else f"an infinite value ({v})"
         count = int(bad.sum())
         more = f" and {count - 1} more" if count > 1 else ""
-        rule = ("microaggregation needs finite values (missing values are kept with missing=\"keep\", "
-                "infinite ones never)" if allow_missing or not np.isnan(v) else
+        rule = ("microaggregation needs finite values: impute or drop those rows first (missing values are "
+                "kept with missing=\"keep\", infinite ones never)" if allow_missing or not np.isnan(v) else
                 "missing=\"error\" refuses missing values: pass missing=\"keep\" (CLI --missing keep) to keep "
                 "them missing in the release, or impute or drop those rows first")
         raise InvalidInputError(f"column {_col_name(label)} has {kind} at {_row_label(index, pos)}{more}; {rule}.")

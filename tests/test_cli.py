@@ -97,7 +97,7 @@ def test_bad_input_exits_nonzero_with_one_clear_line(csv_file, args, message):
 def test_missing_value_in_csv(tmp_path):
     path = tmp_path / "m.csv"
     path.write_text("a,b\n1,2\n3,\n5,6\n7,8\n")
-    proc = run("microaggregate", path, "--k", 2)
+    proc = run("microaggregate", path, "--k", 2, "--missing", "error")
     assert proc.returncode == 2
     assert "column 'b' has a missing value (NaN) at row 1" in proc.stderr
 

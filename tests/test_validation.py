@@ -29,7 +29,7 @@ def df():
 def test_missing_and_infinite(df, value, exc, text):
     df.loc[2, "x"] = value
     with pytest.raises(exc) as info:
-        microaggregate(df, 3, variables=["x", "y"])
+        microaggregate(df, 3, variables=["x", "y"], missing="error")
     assert text in str(info.value)
     assert "impute or drop" in str(info.value)
 
@@ -37,20 +37,20 @@ def test_missing_and_infinite(df, value, exc, text):
 def test_none_in_object_column_is_named(df):
     df["z"] = [1.0, None, 3.0, 4.0, 5.0, 6.0]
     with pytest.raises(InvalidInputError, match=r"column 'z' has a missing value \(NaN\) at row 1"):
-        microaggregate(df, 3, variables=["z"])
+        microaggregate(df, 3, variables=["z"], missing="error")
 
 
 def test_nullable_integer_missing(df):
     df["n"] = pd.array([1, 2, None, 4, 5, 6], dtype="Int64")
     with pytest.raises(InvalidInputError, match=r"column 'n' has a missing value \(NaN\) at row 2"):
-        microaggregate(df, 3, variables=["n"])
+        microaggregate(df, 3, variables=["n"], missing="error")
 
 
 def test_missing_value_with_custom_index_names_the_label(df):
     df.index = [f"r{i}" for i in range(6)]
     df.loc["r4", "y"] = np.nan
     with pytest.raises(InvalidInputError, match=r"column 'y' .* at row 4 \(index 'r4'\)"):
-        microaggregate(df, 3, variables=["x", "y"])
+        microaggregate(df, 3, variables=["x", "y"], missing="error")
 
 
 def test_non_numeric_column(df):
@@ -177,7 +177,7 @@ def test_input_frame_never_mutated_even_on_error(df):
     df2.loc[1, "x"] = np.nan
     before2 = df2.copy(deep=True)
     with pytest.raises(InvalidInputError):
-        microaggregate(df2, 3, variables=["x"])
+        microaggregate(df2, 3, variables=["x"], missing="error")
     microaggregate(df, 3)
     pd.testing.assert_frame_equal(df, before)
     pd.testing.assert_frame_equal(df2, before2)
