@@ -21,7 +21,16 @@ def _rss_kib() -> int:
 def load_dataset(name: str):
     """CASC sets by name (published columns), ``NAME@sub:N:SEED`` (N random rows of a CASC
     set, drawn with ``numpy.random.default_rng(SEED)``, kept in file order), or
-    ``synthetic:KIND:N:D[:SEED]``."""
+    ``synthetic:KIND:N:D[:SEED]``; ``NAME@missing:SHARE:SEED``: the data set with each
+    cell missing independently with probability SHARE (``numpy.random.default_rng(SEED)``)."""
+    if "@missing:" in name:
+        import numpy as np
+
+        base, spec = name.split("@missing:")
+        share, seed = float(spec.split(":")[0]), int(spec.split(":")[1])
+        full = load_dataset(base).astype(float)
+        holes = np.random.default_rng(seed).random(full.shape) < share
+        return full.mask(holes)
     if "@sub:" in name:
         import numpy as np
 

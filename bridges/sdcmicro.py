@@ -58,10 +58,13 @@ Caveats for users comparing results with sdcMicro
   :func:`microaggregation` with strata, pysdcmicro does the same by default
   (``strata_scaling="stratum"``); ``microaggregate(..., strata=...)`` itself defaults to
   whole-data z-scores (``strata_scaling="global"``).
-* sdcMicro's ``mdav()`` R wrapper maps missing values to ``-999`` and its C++ code treats
-  *every* value equal to ``-999`` as missing: a genuine ``-999`` in the data is silently
-  ignored in sdcMicro's distances. pysdcmicro refuses missing values (impute or drop them
-  first) and treats ``-999`` as a number. The CASC sets contain no ``-999``.
+* Missing values: both keep a missing cell missing in the output. sdcMicro's ``mdav()`` R
+  wrapper maps missing values to ``-999`` and its C++ code treats *every* value equal to
+  ``-999`` as missing (a genuine ``-999`` in the data is silently ignored in sdcMicro's
+  distances); pysdcmicro (``missing="keep"``, the default) builds the partition on z-scores
+  where a missing cell is imputed by the column mean and treats ``-999`` as a number. The
+  groups can therefore differ from sdcMicro's on data with missing cells. The CASC sets
+  contain no ``-999``.
 * sdcMicro's ``microaggregation()`` on an sdcMicroObj ignores its ``strata_variables``
   argument (it uses the object's ``strataVar`` slot, and of several strata variables only
   the last). Our :func:`microaggregation` uses ``strata_variables`` when given, else every
@@ -71,8 +74,12 @@ Caveats for users comparing results with sdcMicro
 * sdcMicro's information-loss measures (``dUtility``: ``il1``, ``il1s``, ``eigen``) are not
   pysdcmicro's IL = 100 * SSE / SST on z-scores. :func:`compare` reports our IL for every
   method, computed on the groups each method made.
-* Group means are unweighted (as sdcMicro's ``mdav`` and ``rmd``), whatever the
-  object's ``weightVar``.
+* ``measure``: sdcMicro's ``mdav`` ignores it (sdcMicro issue #266: always the mean); ours
+  releases each group's median or trimmed mean when asked, with every method.
+* Weights: group means are unweighted by default (as sdcMicro's ``mdav`` and ``rmd``
+  actually compute them), whatever the object's ``weightVar``. ``weights=True`` uses the
+  object's ``weightVar`` as sampling weights (weighted group means, weighted totals kept),
+  which is what sdcMicro's documentation describes for its ``weights`` argument.
 """
 
 from __future__ import annotations
@@ -593,7 +600,8 @@ def from_sdcmicro(obj) -> SdcMicroData:
 # --------------------------------------------------------------------------------------
 
 def microaggregation(obj, variables: Any = None, aggr: int = 3, method: Any = "mdav", strata_variables: Any = None,
-                     *, return_result: bool = False, **options: Any):
+                     *, measure: str = "mean", trim: float = 0.0, weights: Any = None, return_result: bool = False,
+                     **options: Any):
     """Microaggregate an sdcMicroObj with a pysdcmicro method, sdcMicro-style.
 
     The counterpart of sdcMicro's ``microaggregation(obj, variables, aggr, method, ...)``:
@@ -617,6 +625,15 @@ def microaggregation(obj, variables: Any = None, aggr: int = 3, method: Any = "m
     strata_variables : str or list of str, optional
         Microaggregate within each combination of these columns of the original data.
         Default: the object's ``strataVar`` slot (all of its variables), as sdcMicro.
+    measure : {"mean", "median", "trim"}, default "mean"
+        sdcMicro's ``measure``: the released value of each group (``trim``: trimmed mean
+        with proportion ``trim``). sdcMicro's ``"onestep"`` is not offered.
+    trim : float, default 0
+        sdcMicro's ``trim``, with ``measure="trim"``.
+    weights : None, True or str, default None
+        None: unweighted group means (what sdcMicro's ``mdav`` computes). True: the
+        object's ``weightVar`` as sampling weights (weighted means). A column name of the
+        original data: that column.
     return_result : bool, default False
         Also return pysdcmicro's :class:`~pysdcmicro.MicroaggregationResult`.
     **options
@@ -633,7 +650,8 @@ def microaggregation(obj, variables: Any = None, aggr: int = 3, method: Any = "m
     StratumTooSmallError
         A stratum holds fewer than ``aggr`` records (the message names it).
     InvalidInputError, InvalidTypeError
-        Bad arguments; missing values in the numeric variables (impute them first).
+        Bad arguments. Missing values in the numeric variables are kept missing (pass
+        ``missing="error"`` to refuse them).
     """
     if not isinstance(return_result, bool):
         raise InvalidTypeError(f"`return_result` must be True or False; got {return_result!r}.")
@@ -661,7 +679,21 @@ def microaggregation(obj, variables: Any = None, aggr: int = 3, method: Any = "m
         for col in strata:
             work[col] = original[col].to_numpy()
         options = {"strata_scaling": "stratum", **options}
-    result = microaggregate(work, aggr, variables=chosen, method=method, strata=strata or None, **options)
+    if isinstance(measure, str) and measure == "onestep":
+        raise InvalidInputError('`measure` "onestep" (sdcMicro) is not offered; use "mean", "median" or "trim".')
+    w = None
+    if weights is True:
+        if not roles["weight_var"]:
+            raise InvalidInputError("`weights=True` needs the object's weightVar; this sdcMicroObj has none.")
+        weights = roles["weight_var"]
+    if weights is not None and weights is not False:
+        if not isinstance(weights, str):
+            raise InvalidTypeError(f"`weights` must be None, True or a column name; got {weights!r}.")
+        original = s.to_py(s.fn["orig_data"](obj))
+        column = _column_list(weights, "weights", list(original.columns), allow_empty=False)[0]
+        w = pd.Series(original[column].to_numpy(dtype=np.float64, na_value=np.nan), name=column)
+    result = microaggregate(work, aggr, variables=chosen, method=method, strata=strata or None, measure=measure,
+                            trim=trim, weights=w, **options)
     masked = result.data[chosen].astype(np.float64)
     new = s.fn["store_manip"](obj, s.to_r(masked), s.strings(chosen))
     return (new, result) if return_result else new

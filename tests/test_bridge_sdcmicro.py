@@ -416,12 +416,12 @@ def test_bridge_errors(sdc, casc):
         bridge.microaggregation(obj, aggr=3, method="mdva")
     with pytest.raises(InvalidInputError, match="both in `variables` and in `strata_variables`"):
         bridge.microaggregation(obj, variables=["SALES", "TREASURY"], strata_variables=["SALES"], aggr=3)
-    # missing values: sdcMicro would silently treat them (as -999); we ask to impute
+    # missing values: kept by default (tests/test_agency.py); refused on request
     holes = df.drop(columns="band").astype(float)
     holes.iloc[5, 2] = np.nan
     obj_na = bridge.to_sdcmicro(holes, num_vars=cols)
     with pytest.raises(InvalidInputError, match="column 'TREASURY' has a missing value \\(NaN\\) at row 5.*impute"):
-        bridge.microaggregation(obj_na, aggr=3)
+        bridge.microaggregation(obj_na, aggr=3, missing="error")
 
 
 def test_other_methods_and_options_pass_through(sdc, casc):
