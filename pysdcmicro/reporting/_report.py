@@ -178,6 +178,7 @@ class Report:
             lines.append(f"  k-anonymity         {verdict}: {rule}")
             lines.append(f"                      ({self.class_sizes.size} combinations, smallest {smallest}; "
                          f"checked on {self.checked_on})")
+        lines += _agency_lines(self.info or {}, self.k)
         if self.risk is not None:
             r = self.risk
             lines.append(f"  interval risk       {_pct(r['interval_disclosure'])} of records ({r['records_at_risk']}): every "
@@ -289,6 +290,22 @@ def _num(value: float | None) -> str:
     if value is None or not math.isfinite(value):
         return "undefined"
     return f"{value:.6g}"
+
+
+def _agency_lines(info: dict, k: Any) -> list[str]:
+    """Missing cells, groups of variables and weighted totals (issue 15), from result.info."""
+    lines = []
+    if info.get("missing_cells"):
+        lines.append(f"  missing cells       {info['missing_cells']} (kept missing; in the k-anonymity check a missing "
+                     "cell matches any value, as sdcMicro)")
+    for g, group in enumerate(info.get("variable_groups") or [], start=1):
+        verdict = "k-anonymous" if group["k_anonymous"] else "NOT k-anonymous"
+        lines.append(f"  variable group {g:<4} {', '.join(group['variables'])}: IL {group['information_loss']:.4f} %, "
+                     f"{group['n_groups']} groups, {verdict} (smallest {group['smallest_frequency']}, k = {k})")
+    for name, t in (info.get("weighted_totals") or {}).items():
+        lines.append(f"  weighted total      {name}: {t['before']:.10g} before, {t['after']:.10g} after "
+                     f"(relative difference {t['relative_difference']:.2g})")
+    return lines
 
 
 def _histogram(sizes: np.ndarray, width: int) -> list[str]:
