@@ -466,7 +466,7 @@ def microaggregate(frame: Any, k: int, *, variables: Any = None, method: str | C
             ConstantColumnWarning, stacklevel=2,
         )
     Z = Z_il if scaling == "standardize" else _raw_centered(st, ds.X)
-    total = sst(Z_il)
+    total = sst(Z_il) if not has_missing else float(np.sum(Z_il[observed] ** 2))  # SST of the observed cells
     full_name = method_name + "".join(f"+{s.name}" for s in steps)
 
     root = Context(rng, time_limit, callback=callback, sst=total if scaling == "standardize" else None,
