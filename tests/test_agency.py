@@ -104,6 +104,22 @@ def test_wildcard_frequencies_equal_a_direct_count():
         assert equivalence_class_sizes(R).min() == expected.min()
 
 
+def test_wildcard_frequencies_by_missing_patterns_equal_a_direct_count():
+    """The path for many records with few missing patterns (one group-by per pair of patterns)."""
+    from pysdcmicro._release import _wildcard_by_patterns
+
+    rng = np.random.default_rng(4)
+    for _ in range(10):
+        R = rng.integers(0, 3, size=(60, 3)).astype(float)
+        R[rng.random(R.shape) < 0.25] = np.nan
+        frame = pd.DataFrame(R)
+        codes = frame.groupby(list(frame.columns), sort=False, dropna=False).ngroup().to_numpy()
+        U = R[np.unique(codes, return_index=True)[1]]
+        miss = np.isnan(U)
+        freq = _wildcard_by_patterns(U, miss, np.unique(miss, axis=0), np.bincount(codes))[codes]
+        np.testing.assert_array_equal(freq, independent_wildcard_frequencies(R))
+
+
 def test_missing_as_a_value_of_its_own_is_still_available():
     R = np.array([[1.0, 2.0], [1.0, np.nan], [1.0, 2.0]])
     assert frequency_counts(R).tolist() == [3, 3, 3]
