@@ -2,7 +2,8 @@
 MDAV, seed 0, at most 60 s) at k = 3 on the three CASC sets with 0 %, 5 % and 20 % of the
 cells missing (every cell of every column independently, ``NAME@missing:SHARE:0``),
 microaggregated with ``missing="keep"``: the partition is built on z-scores where a
-missing cell is imputed by the column mean; each group releases the mean over its members
+missing cell is imputed by iterated least-squares predictions from the other columns
+(never released); each group releases the mean over its members
 observed in the column; IL = 100 SSE / SST on the observed cells only (z-scores from the
 observed values), so rows at different shares are not losses of the same cells. No
 published reference exists for these cells."""
