@@ -504,10 +504,13 @@ def microaggregate(frame: Any, k: int, *, variables: Any = None, method: str | C
     labels = canonical_labels(labels)
     groups = groups_from_labels(labels)
     values = group_statistic(ds.X, labels, len(groups), measure=measure, trim=trim, weights=w)
-    released = np.where(constant, ds.X, values[labels])  # constant columns: the original values
+    # Constant columns pass through with their original values, except one holding both 0.0
+    # and -0.0: equal as numbers, but the written sign would tell records apart.
+    passthrough = constant & ~_mixed_signed_zeros(ds.X)
+    released = np.where(passthrough, ds.X, values[labels])
     released[~observed] = np.nan  # a missing cell stays missing
     if decimals is not None:
-        released[:, ~constant] = round_release(released[:, ~constant], decimals)
+        released[:, ~passthrough] = round_release(released[:, ~passthrough], decimals)
     # IL of the values actually released (float64 group values, rounded if asked), not of an
     # idealised partition; missing cells are skipped.
     sse_value, total = release_sse_sst(ds.X, released)
@@ -515,7 +518,7 @@ def microaggregate(frame: Any, k: int, *, variables: Any = None, method: str | C
     # The final check before anything leaves this function: k-anonymous (a missing cell
     # matches any value), IL as reported.
     verify_release_values(ds.X, released, k, il, what="the release built from this partition")
-    data = _build_output(ds, released, constant, decimals)
+    data = _build_output(ds, released, passthrough, decimals)
     info = dict(info)
     info.update(_agency_info(ds, released, observed, w, weight_column))
     lower_il = gap = None
@@ -668,6 +671,13 @@ def _is_dask_frame(obj: Any) -> bool:
     module = type(obj).__module__ or ""
     return module.split(".")[0] in ("dask", "dask_expr") and hasattr(obj, "npartitions") \
         and hasattr(obj, "to_delayed")
+
+
+def _mixed_signed_zeros(X: np.ndarray) -> np.ndarray:
+    """Per column: whether it holds both 0.0 and -0.0."""
+    zero = X == 0
+    negative = zero & np.signbit(X)
+    return negative.any(axis=0) & (zero & ~negative).any(axis=0)
 
 
 def _first_observed(x: np.ndarray) -> float:

@@ -507,3 +507,14 @@ def test_bridge_measure_median_and_weights(sdc):
         assert abs(np.nansum(w * masked[col].to_numpy()) - before) <= 1e-9 * abs(before)
     with pytest.raises(InvalidInputError, match="`measure` \"onestep\""):
         bridge.microaggregation(obj, aggr=3, measure="onestep")
+
+
+def test_a_constant_column_of_signed_zeros_is_released_with_one_sign():
+    """0.0 and -0.0 are equal numbers, but written as text they tell records apart."""
+    df = pd.DataFrame({"x": [1.0, 2.0, 3.0, 10.0, 11.0, 12.0], "z": [0.0, -0.0, 0.0, -0.0, 0.0, 0.0],
+                       "c": [5.0] * 6})
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", pysdcmicro.ConstantColumnWarning)
+        res = microaggregate(df, 3)
+    assert set(res.data["z"].astype(str)) == {"0.0"}
+    pd.testing.assert_series_equal(res.data["c"], df["c"])
