@@ -14,7 +14,7 @@ import math
 import numpy as np
 
 from ._release import group_values
-from ._standardize import Standardization, power_of_two_factors
+from ._standardize import Standardization, identical_columns, power_of_two_factors
 
 __all__ = ["MEASURES", "MISSING", "group_statistic", "round_release", "standardization_with_missing"]
 
@@ -150,9 +150,11 @@ def standardization_with_missing(X: np.ndarray, *, ddof: int = 1,
     center = np.zeros(p)
     scale = np.ones(p)
     constant = np.zeros(p, dtype=bool)
+    flat = np.zeros(p, dtype=bool)  # not constant, but no spread (0.0 and -0.0): Z = 0
     for j in range(p):
         xo = X[:, j][~np.isnan(X[:, j])]
-        if xo.size < 2 or np.all(xo == xo[0]):
+        # constant: observed values bit-identical (0.0 and -0.0 are not: written, they differ)
+        if xo.size < 2 or identical_columns(xo[:, None])[0]:
             constant[j] = True
             continue
         so = Xs[:, j][~np.isnan(Xs[:, j])]
@@ -161,12 +163,12 @@ def standardization_with_missing(X: np.ndarray, *, ddof: int = 1,
         if sd > 0 and math.isfinite(sd):
             scale[j] = sd
         else:
-            constant[j] = True
+            flat[j] = True
     Z = (Xs - center) / scale
     missing = np.isnan(Z)
     Z[missing] = 0.0
-    Z[:, constant] = 0.0
-    _regression_impute(Z, missing, constant, rounds)
+    Z[:, constant | flat] = 0.0
+    _regression_impute(Z, missing, constant | flat, rounds)
     return Standardization(Z=np.ascontiguousarray(Z), factor=factor, center=center, scale=scale, constant=constant)
 
 

@@ -453,7 +453,7 @@ def microaggregate(frame: Any, k: int, *, variables: Any = None, method: str | C
     # z-scores use the observed values and a missing cell is imputed by the mean (z = 0)
     st = standardization_with_missing(ds.X) if has_missing else standardization(ds.X)
     Z_il, constant = st.Z, st.constant
-    if np.all(ds.X == ds.X[:1], axis=0).all():  # no spread anywhere (0.0 == -0.0 here)
+    if _no_spread(ds.X).all():  # no spread anywhere (0.0 == -0.0 here; missing cells left out)
         names = ", ".join(map(str, ds.variables))
         raise InvalidInputError(
             f"every chosen variable is constant ({names}); SST is 0, so information loss is undefined "
@@ -504,9 +504,7 @@ def microaggregate(frame: Any, k: int, *, variables: Any = None, method: str | C
     labels = canonical_labels(labels)
     groups = groups_from_labels(labels)
     values = group_statistic(ds.X, labels, len(groups), measure=measure, trim=trim, weights=w)
-    # Constant columns pass through with their original values, except one holding both 0.0
-    # and -0.0: equal as numbers, but the written sign would tell records apart.
-    passthrough = constant & ~_mixed_signed_zeros(ds.X)
+    passthrough = constant  # bit-identical columns pass through with their original values
     released = np.where(passthrough, ds.X, values[labels])
     released[~observed] = np.nan  # a missing cell stays missing
     if decimals is not None:
@@ -673,11 +671,13 @@ def _is_dask_frame(obj: Any) -> bool:
         and hasattr(obj, "to_delayed")
 
 
-def _mixed_signed_zeros(X: np.ndarray) -> np.ndarray:
-    """Per column: whether it holds both 0.0 and -0.0."""
-    zero = X == 0
-    negative = zero & np.signbit(X)
-    return negative.any(axis=0) & (zero & ~negative).any(axis=0)
+def _no_spread(X: np.ndarray) -> np.ndarray:
+    """Per column: are its observed values all equal (0.0 == -0.0), or fewer than two observed?"""
+    out = np.empty(X.shape[1], dtype=bool)
+    for j in range(X.shape[1]):
+        xo = X[:, j][~np.isnan(X[:, j])]
+        out[j] = xo.size < 2 or bool(np.all(xo == xo[0]))
+    return out
 
 
 def _first_observed(x: np.ndarray) -> float:

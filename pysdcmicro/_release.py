@@ -115,14 +115,13 @@ def wildcard_frequencies(R: Any) -> np.ndarray:
     [3, 4, 3, 4]
     """
     frame = R if isinstance(R, pd.DataFrame) else pd.DataFrame(np.asarray(R))
-    frame = frame.reset_index(drop=True)
-    frame.columns = range(frame.shape[1])
-    codes = frame.groupby(list(frame.columns), sort=False, dropna=False, observed=True).ngroup().to_numpy()
+    C = _value_codes(frame)  # equal codes = the same value as written (bit for bit for floats); NaN = missing
+    codes = pd.DataFrame(C).groupby(list(range(C.shape[1])), sort=False, dropna=False).ngroup().to_numpy()
     counts = np.bincount(codes)
-    if not frame.isna().to_numpy().any():
+    if not np.isnan(C).any():
         return counts[codes].astype(np.int64)
     first = np.unique(codes, return_index=True)[1]
-    U = frame.iloc[first].to_numpy(dtype=np.float64, na_value=np.nan)  # distinct rows, in code order
+    U = C[first]  # distinct rows, in code order
     miss = np.isnan(U)
     patterns = np.unique(miss, axis=0)
     # pairwise: u^2 p cell comparisons (~3 ns each); by patterns: m^2 group-bys (~2 ms each)
@@ -135,6 +134,25 @@ def wildcard_frequencies(R: Any) -> np.ndarray:
         match = ((a == U[None, :, :]) | ma | miss[None, :, :]).all(axis=2)
         freq_u[start:start + block] = match.astype(np.int64) @ counts
     return freq_u[codes]
+
+
+def _value_codes(frame: pd.DataFrame) -> np.ndarray:
+    """Each column's values as small integer codes (float64, NaN for a missing cell):
+    floats by their bit pattern (0.0 and -0.0 are written differently, so they differ),
+    other dtypes by equality."""
+    out = np.empty(frame.shape, dtype=np.float64)
+    for j in range(frame.shape[1]):
+        s = frame.iloc[:, j]
+        if pd.api.types.is_float_dtype(s.dtype):
+            x = s.to_numpy(dtype=np.float64, na_value=np.nan)
+            miss = np.isnan(x)
+            codes = pd.factorize(np.where(miss, 0.0, x).view(np.int64))[0].astype(np.float64)
+            codes[miss] = np.nan
+        else:
+            codes = pd.factorize(s, use_na_sentinel=True)[0].astype(np.float64)
+            codes[codes < 0] = np.nan
+        out[:, j] = codes
+    return out
 
 
 def _wildcard_by_patterns(U: np.ndarray, miss: np.ndarray, patterns: np.ndarray, counts: np.ndarray) -> np.ndarray:

@@ -518,3 +518,23 @@ def test_a_constant_column_of_signed_zeros_is_released_with_one_sign():
         res = microaggregate(df, 3)
     assert set(res.data["z"].astype(str)) == {"0.0"}
     pd.testing.assert_series_equal(res.data["c"], df["c"])
+
+
+def test_signed_zeros_with_missing_cells():
+    df = pd.DataFrame({"x": [1.0, 2.0, np.nan, 10.0, 11.0, 12.0], "z": [0.0, -0.0, np.nan, -0.0, 0.0, 0.0],
+                       "c": [5.0, np.nan, 5.0, 5.0, 5.0, 5.0]})
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", pysdcmicro.ConstantColumnWarning)
+        res = microaggregate(df, 3)
+    assert set(res.data["z"].dropna().astype(str)) == {"0.0"} and res.data["z"].isna().tolist()[2]
+    pd.testing.assert_series_equal(res.data["c"], df["c"])
+    with pytest.raises(InvalidInputError, match="every chosen variable is constant"):
+        microaggregate(df[["c"]].assign(d=[np.nan, 1.0, 1.0, 1.0, np.nan, 1.0]), 3)
+
+
+def test_wildcard_rule_compares_values_as_written():
+    """0.0 and -0.0 are written differently: the checker tells them apart (and text works)."""
+    R = np.array([[0.0, 1.0], [-0.0, 1.0], [0.0, np.nan]])
+    assert wildcard_frequencies(R).tolist() == [2, 1, 2]
+    frame = pd.DataFrame({"a": ["x", "x", None, "y"], "b": [1.0, np.nan, 1.0, 1.0]})
+    assert frequency_counts(frame).tolist() == [3, 3, 4, 2]
