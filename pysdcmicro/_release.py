@@ -95,7 +95,7 @@ def release_sse_sst(X: np.ndarray, R: np.ndarray) -> tuple[float, float]:
         d = x - r
         sse += float(np.nansum(d * d)) / var
         sst += ss / var
-    return sse, sst
+    return float(sse), float(sst)  # Python floats (numpy 2 prints np.float64(...) in reports and doctests)
 
 
 def wildcard_frequencies(R: Any) -> np.ndarray:

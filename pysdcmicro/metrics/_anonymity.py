@@ -42,10 +42,6 @@ def _class_codes(data: Any, variables: Any) -> np.ndarray:
     return frame.groupby(list(frame.columns), sort=False, dropna=False, observed=True).ngroup().to_numpy()
 
 
-def _has_missing(frame: pd.DataFrame) -> bool:
-    return bool(frame.isna().to_numpy().any())
-
-
 def _wildcard(frame: pd.DataFrame) -> np.ndarray:
     from .._release import wildcard_frequencies
 
@@ -80,10 +76,8 @@ def frequency_counts(masked: Any, *, variables: Any = None, missing: str = "wild
     from .._validation import check_choice
 
     missing = check_choice(missing, "missing", MISSING_RULES)
-    if missing == "wildcard":
-        frame = _chosen_frame(masked, variables)
-        if _has_missing(frame):
-            return _wildcard(frame)
+    if missing == "wildcard":  # values as written: floats bit for bit, a missing cell matches any value
+        return _wildcard(_chosen_frame(masked, variables))
     codes = _class_codes(masked, variables)
     return np.bincount(codes)[codes].astype(np.int64)
 
@@ -106,14 +100,15 @@ def equivalence_class_sizes(masked: Any, *, variables: Any = None, missing: str 
     from .._validation import check_choice
 
     missing = check_choice(missing, "missing", MISSING_RULES)
-    codes = _class_codes(masked, variables)
-    if missing == "wildcard":
+    if missing == "wildcard":  # values as written: floats bit for bit, a missing cell matches any value
+        from .._release import _value_codes
+
         frame = _chosen_frame(masked, variables)
-        if _has_missing(frame):
-            freq = _wildcard(frame)
-            first = np.unique(codes, return_index=True)[1]
-            return freq[first].astype(np.int64)
-    return np.bincount(codes).astype(np.int64)
+        written = pd.DataFrame(_value_codes(frame))
+        codes = written.groupby(list(written.columns), sort=False, dropna=False).ngroup().to_numpy()
+        freq = _wildcard(frame)
+        return freq[np.unique(codes, return_index=True)[1]].astype(np.int64)
+    return np.bincount(_class_codes(masked, variables)).astype(np.int64)
 
 
 def is_k_anonymous(masked: Any, k: int, *, variables: Any = None, missing: str = "wildcard") -> bool:
