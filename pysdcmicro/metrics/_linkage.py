@@ -149,6 +149,12 @@ def record_linkage_risk(original: Any, masked: Any, *, variables: Any = None, to
                 f"column {_col_name(chosen[col])} of `{name}` has a missing value (NaN) at row {int(row)}; "
                 "record linkage needs complete data: impute or drop those rows first."
             )
+    return _record_linkage(X, Xm, chosen, top, per_record=per_record)
+
+
+def _record_linkage(X: np.ndarray, Xm: np.ndarray, chosen: list, top: int, *,
+                    per_record: bool = False) -> RecordLinkageRisk:
+    """:func:`record_linkage_risk` on extracted, complete float arrays."""
     mean, sd = _mean_sd(X)
     keep = np.flatnonzero(np.isfinite(sd) & (sd > 0))
     if keep.size == 0:

@@ -10,6 +10,8 @@ from typing import Any
 
 import numpy as np
 
+from ._format import format_number
+
 _STYLE = """
 body { font-family: system-ui, -apple-system, "Segoe UI", sans-serif; max-width: 960px; margin: 2em auto;
        padding: 0 1em; color: #222; line-height: 1.45; }
@@ -22,6 +24,11 @@ th { background: #f6f6f6; } td:first-child, th:first-child { text-align: left; }
 .note { color: #666; font-size: 0.88em; } img { max-width: 100%; }
 .figs { display: flex; flex-wrap: wrap; gap: 1em; } .figs figure { margin: 0; }
 pre { background: #f6f6f6; padding: 0.8em; overflow-x: auto; font-size: 0.82em; }
+#headline { border: 1px solid #ccd; border-radius: 6px; padding: 0.4em 1.2em 0.8em; background: #fafbff; }
+#headline dl { display: grid; grid-template-columns: minmax(9em, max-content) 1fr; gap: 0.35em 1.2em; margin: 0.6em 0 0; }
+#headline dt { font-weight: 600; } #headline dd { margin: 0; }
+#headline .value { font-size: 1.1em; font-weight: 600; } #headline .reading { color: #555; font-size: 0.9em; }
+.figs figure { margin: 0 0 1.2em; } figcaption { margin-top: 0.3em; }
 """
 
 
@@ -29,11 +36,12 @@ def _e(value: Any) -> str:
     return html.escape(str(value))
 
 
-def _fmt(value: Any, digits: int = 6) -> str:
+def _fmt(value: Any, digits: int = 4) -> str:
+    """Every number of the page in the reports' one format (:func:`format_number`)."""
     if value is None:
         return "&ndash;"
-    if isinstance(value, (float, np.floating)):
-        return "undefined" if not math.isfinite(value) else f"{value:.{digits}g}"
+    if isinstance(value, (int, float, np.integer, np.floating)) and not isinstance(value, bool):
+        return _e(format_number(value, digits=digits))
     return _e(value)
 
 
@@ -44,18 +52,36 @@ def _rows(pairs: list[tuple[str, str]]) -> str:
 def _plots(rep) -> list[tuple[str, str]]:
     from ._plots import figure_png
 
-    figures = [("Records per released combination: every bar left of the dashed line would break "
-                "k-anonymity.", rep.plot_group_sizes())]
+    from ._plots import plot_pca, plot_variables
+
+    figures = []
     if rep.original is not None:
-        figures.append(("Each original record (dot) joined to its released value (diamond).", rep.plot_scatter()))
-        figures.append(("Each variable before and after, on the original z-score scale.", rep.plot_distributions()))
+        figures.append(("All variables at once: each original record (dot) joined to its released record "
+                        "(diamond) in the plane of the first two principal components of the original. "
+                        "Short lines: little was changed.",
+                        plot_pca(rep.original, rep.released, variables=rep.variables)))
+        figures.append(("One panel per variable: original value against released value; points on the dashed "
+                        "diagonal are unchanged. Skewed variables are on log axes.",
+                        plot_variables(rep.original, rep.released, variables=rep.variables)))
+    figures.append(("Records per released combination: every bar left of the dashed line would break "
+                    "k-anonymity.", rep.plot_group_sizes()))
     return [(caption, base64.b64encode(figure_png(fig)).decode("ascii")) for caption, fig in figures]
+
+
+def _headline(rep, title: str) -> str:
+    rows = []
+    for item in rep.headline():
+        cls = {"good": "ok", "bad": "bad"}.get(item["verdict"], "")
+        rows.append(f"<dt>{_e(item['label'])}</dt><dd><span class='value {cls}'>{_e(item['value'])}</span><br>"
+                    f"<span class='reading'>{_e(item['reading'])}</span></dd>")
+    return f"<section id='headline'><h1>{_e(title)}</h1><dl>{''.join(rows)}</dl></section>"
 
 
 def render_body(rep, *, plots: bool | None = None) -> str:
     parts: list[str] = []
     title = "Release report" + (f": {rep.method}" if rep.method else "")
-    parts.append(f"<h1>{_e(title)}</h1>")
+    parts.append(_headline(rep, title))
+    parts.append("<h2>The data</h2>")
     facts = [("records x variables", f"{rep.n} x {len(rep.variables)}"),
              ("variables", _e(", ".join(map(str, rep.variables))))]
     if rep.k is not None:
@@ -84,6 +110,17 @@ def render_body(rep, *, plots: bool | None = None) -> str:
             f"({r['records_at_risk']}) have every original value within {r['sd_fraction']:g} standard deviations "
             f"of the released one. <span class='note'>sdcMicro's <code>dRisk</code>, which sdcMicro prints as the "
             f"upper end of the disclosure risk interval [0 %; x %].</span></p>")
+        link = r.get("record_linkage")
+        if link is not None:
+            parts.append(
+                f"<p>Record-linkage risk: <b>{100 * link['linked']:.2f} %</b> of the records are linked to their own "
+                f"released record when each original record is linked to the nearest released one "
+                f"({100 * link['within_top']:.2f} % have it among the {link['top']} nearest). "
+                "<span class='note'>Distance-based record linkage (Domingo-Ferrer &amp; Torra; Pagliuca &amp; Seri) "
+                "on both files standardized with the original's means and standard deviations; ties counted "
+                "fractionally.</span></p>")
+        elif r.get("record_linkage_note"):
+            parts.append(f"<p class='note'>Record-linkage risk not computed: {_e(r['record_linkage_note'])}</p>")
 
     want = plots
     if want is not False:
@@ -111,29 +148,35 @@ def render_body(rep, *, plots: bool | None = None) -> str:
         util.append(("gap (IL - bound) / IL", "&ndash;" if rep.gap is None else f"{100 * rep.gap:.2f} %"))
     if rep.utility is not None:
         u = rep.utility
+        cells = rep.n * len(rep.variables)
         util += [("IL1s (sdcMicro dUtility, sum over cells)", _fmt(u["il1s"])),
-                 ("IL1s per cell (Mateo-Sanz et al. 2004)", _fmt(u["il1s_per_cell"])),
-                 ("eigen (sdcMicro dUtility; relative change of correlation eigenvalues)", _fmt(u["eigen"])),
-                 ("IL1 (sdcMicro dUtility)", _fmt(u["il1"]))]
+                 ("IL1s per cell (Mateo-Sanz et al. 2004): mean |original - released| in units of sqrt(2) sd; "
+                  "0 = unchanged", _fmt(u["il1s_per_cell"])),
+                 ("eigen (sdcMicro dUtility): relative change of the correlation matrix's eigenvalues; "
+                  f"0 = correlations kept (sdcMicro prints {100 * u['eigen']:.2f} %)" if u["eigen"] is not None
+                  and math.isfinite(u["eigen"]) else "eigen (sdcMicro dUtility)", _fmt(u["eigen"])),
+                 ("IL1 (sdcMicro dUtility, sum over cells)", _fmt(u["il1"])),
+                 ("IL1 per cell: mean 100 |original - released| / |original| (%); 0 = unchanged",
+                  _fmt(None if u["il1"] is None else u["il1"] / cells))]
     parts.append(f"<table>{_rows(util)}</table>")
     if rep.changes is not None:
         head = "".join(f"<th>{_e(h)}</th>" for h in ("variable", "mean before", "mean after", "sd before",
                                                        "sd after", "variance ratio"))
         body = "".join(
             f"<tr><td>{_e(r.variable)}</td><td>{_fmt(r.mean_original)}</td><td>{_fmt(r.mean_masked)}</td>"
-            f"<td>{_fmt(r.sd_original)}</td><td>{_fmt(r.sd_masked)}</td><td>{_fmt(r.variance_ratio, 4)}</td></tr>"
+            f"<td>{_fmt(r.sd_original)}</td><td>{_fmt(r.sd_masked)}</td><td>{_fmt(r.variance_ratio)}</td></tr>"
             for r in rep.changes.itertuples())
         parts.append(f"<h2>Per variable</h2><table><tr>{head}</tr>{body}</table>")
     if rep.correlations is not None and rep.correlations["pair"] is not None:
         c = rep.correlations
         a, b = c["pair"]
-        parts.append(f"<p>Largest change of a correlation: {_fmt(c['max_abs_change'], 4)} ({_e(a)} ~ {_e(b)}: "
-                     f"{c['original'].loc[a, b]:.4f} &rarr; {c['masked'].loc[a, b]:.4f}).</p>")
+        parts.append(f"<p>Largest change of a correlation: {_fmt(c['max_abs_change'])} ({_e(a)} ~ {_e(b)}: "
+                     f"{_fmt(c['original'].loc[a, b])} &rarr; {_fmt(c['masked'].loc[a, b])}).</p>")
         if len(rep.variables) <= 12:
             for which in ("original", "masked"):
                 m = c[which]
                 head = "".join(f"<th>{_e(v)}</th>" for v in m.columns)
-                body = "".join(f"<tr><td>{_e(i)}</td>" + "".join(f"<td>{_fmt(v, 3)}</td>" for v in row) + "</tr>"
+                body = "".join(f"<tr><td>{_e(i)}</td>" + "".join(f"<td>{_fmt(v)}</td>" for v in row) + "</tr>"
                                for i, row in zip(m.index, m.to_numpy()))
                 parts.append(f"<p class='note'>Correlations, {which}:</p><table><tr><th></th>{head}</tr>{body}</table>")
     if rep.settings:

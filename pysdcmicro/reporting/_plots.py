@@ -19,6 +19,9 @@ from .._result import MicroaggregationResult
 
 __all__ = [
     "plot_group_sizes",
+    "plot_pca",
+    "plot_variables",
+    "plot_risk_utility",
     "plot_original_vs_masked",
     "plot_distributions",
     "plot_tradeoff",
@@ -49,8 +52,38 @@ def _axes(ax: Any, figsize: tuple[float, float]):
     return fig, fig.add_subplot()
 
 
+def plain_text(fig: Any) -> Any:
+    """Draw every text of ``fig`` as plain text: no TeX, no mathtext.
+
+    Column names come from the data: ``$x^2$`` must print as typed, and no name may make
+    matplotlib's math parser raise. Called by every plotting function of this module on the
+    figure it made (and by :func:`figure_png`).
+    """
+    from matplotlib.text import Text
+
+    # Tick labels are left alone: matplotlib's own formatters write mathtext (log axes:
+    # 10^2); tick labels holding names are escaped where they are set (see _escape).
+    ticks = set()
+    for ax in fig.axes:
+        for axis in (ax.xaxis, ax.yaxis):
+            ticks.add(id(axis.offsetText))
+            for tick in axis.get_major_ticks() + axis.get_minor_ticks():
+                ticks.update((id(tick.label1), id(tick.label2)))
+    for text in fig.findobj(Text):
+        if id(text) not in ticks:
+            text.set_usetex(False)
+            text.set_parse_math(False)
+    return fig
+
+
+def _escape(name: Any) -> str:
+    """A name as a plain tick label: ``$`` escaped so mathtext prints it as typed."""
+    return str(name).replace("$", r"\$")
+
+
 def figure_png(fig: Any, *, dpi: int = 110) -> bytes:
-    """The figure as PNG bytes (for embedding in HTML)."""
+    """The figure as PNG bytes (for embedding in HTML); its text is drawn as plain text."""
+    plain_text(fig)
     buf = io.BytesIO()
     fig.savefig(buf, format="png", dpi=dpi)
     return buf.getvalue()
@@ -106,7 +139,7 @@ def plot_group_sizes(data: Any, *, k: int | None = None, ax: Any = None, title: 
     ax.set_xlabel("records in the group")
     ax.set_ylabel("number of groups")
     ax.set_title(title or f"{default_title} ({int(sizes.sum())} records, {sizes.size} groups)")
-    return fig
+    return plain_text(fig)
 
 
 def plot_original_vs_masked(original: Any, masked: Any, x: Any, y: Any, *, ax: Any = None,
@@ -151,7 +184,7 @@ def plot_original_vs_masked(original: Any, masked: Any, x: Any, y: Any, *, ax: A
     ax.set_ylabel(str(y))
     ax.legend(loc="best", frameon=False)
     ax.set_title(title or f"Original and released values ({x}, {y}{note})")
-    return fig
+    return plain_text(fig)
 
 
 def plot_distributions(original: Any, masked: Any, *, variables: Any = None, ax: Any = None,
@@ -181,11 +214,12 @@ def plot_distributions(original: Any, masked: Any, *, variables: Any = None, ax:
     for box in b2["boxes"]:
         box.set_facecolor(_MASKED)
     ax.set_xticks(pos)
-    ax.set_xticklabels([str(v) for v in names], rotation=30 if p > 5 else 0, ha="right" if p > 5 else "center")
+    ax.set_xticklabels([_escape(v) for v in names], rotation=30 if p > 5 else 0, ha="right" if p > 5 else "center",
+                       usetex=False)
     ax.set_ylabel("z-score (original mean and sd)")
     ax.legend([b1["boxes"][0], b2["boxes"][0]], ["original", "released"], frameon=False, loc="best")
     ax.set_title(title or "Distributions before and after")
-    return fig
+    return plain_text(fig)
 
 
 def _table(table: Any, needed: list[str]) -> pd.DataFrame:
@@ -272,7 +306,7 @@ def plot_tradeoff(table: Any, *, x: str = "information_loss", y: str = "seconds"
     axes[0].legend(frameon=False, fontsize=8, loc="best")
     if title:
         fig.suptitle(title)
-    return fig
+    return plain_text(fig)
 
 
 def plot_bounds(table: Any, *, label: str = "label", il: str = "information_loss",
@@ -309,9 +343,246 @@ def plot_bounds(table: Any, *, label: str = "label", il: str = "information_loss
             text = f"IL {value:.3f}, no bound"
         ax.annotate(text, (value * f, p_), va="center", fontsize=8, xytext=(4, 0), textcoords="offset points")
     ax.set_yticks(pos)
-    ax.set_yticklabels([str(v) for v in frame[label]])
+    ax.set_yticklabels([_escape(v) for v in frame[label]], usetex=False)
     ax.set_xlabel("share of the IL reached (%)" if relative else "information loss IL (%)")
     ax.set_xlim(0, float(np.nanmax(ils * scale)) * 1.6)
     ax.legend(frameon=False, fontsize=8, loc="upper center", bbox_to_anchor=(0.5, -0.18), ncols=2)
     ax.set_title(title or "Information loss and proven lower bounds")
-    return fig
+    return plain_text(fig)
+
+
+# -- views that stay readable for any number of variables ---------------------------------
+
+
+def _axis_scale(values: np.ndarray) -> tuple[str, dict]:
+    """("log", {}) for skewed positive values, ("symlog", {linthresh}) for skewed values of
+    both signs, ("linear", {}) otherwise. Skewed: the largest magnitude is over 20 times the
+    median magnitude."""
+    v = values[np.isfinite(values)]
+    if v.size < 3:
+        return "linear", {}
+    mag = np.abs(v)
+    med = float(np.median(mag))
+    top = float(mag.max())
+    if med <= 0:
+        nz = mag[mag > 0]
+        if nz.size == 0:
+            return "linear", {}
+        med = float(np.median(nz))
+    if top <= 20 * med:
+        return "linear", {}
+    if v.min() > 0:
+        return "log", {}
+    return "symlog", {"linthresh": med}
+
+
+def _sample(n: int, max_points: int, rng: Any) -> np.ndarray | None:
+    if n <= max_points:
+        return None
+    return np.sort(np.random.default_rng(rng).choice(n, size=max_points, replace=False))
+
+
+def plot_pca(original: Any, masked: Any, *, variables: Any = None, max_points: int = 3000, rng: Any = 0,
+             ax: Any = None, title: str | None = None):
+    """Original against released records in the plane of the first two principal components.
+
+    Both files are standardized with the original's means and standard deviations and
+    projected on the two leading eigenvectors of the original's correlation matrix (the
+    plane where the records differ most), whatever the number of variables. Each original
+    record (dot) is joined to its released record (diamond). Axes are drawn on a symmetric
+    log scale when the scores are skewed (a few far records, most near the centre).
+
+    Parameters
+    ----------
+    original, masked : DataFrame or 2-D array
+        Row-aligned data sets.
+    variables : list, optional
+        Columns (default: every numeric column of ``original`` in ``masked``).
+    max_points : int, default 3000
+        Larger data sets are drawn as a random sample of this many records (seeded by ``rng``).
+
+    Returns
+    -------
+    matplotlib.figure.Figure
+    """
+    from ..metrics._pairs import paired_values
+    from ..metrics._utility import _mean_sd
+
+    X, Xm, names = paired_values(original, masked, variables)
+    mean, sd = _mean_sd(X)
+    keep = np.isfinite(sd) & (sd > 0)
+    if not keep.any():
+        raise InvalidInputError("`plot_pca` needs at least one non-constant column in `original`.")
+    Z = np.nan_to_num((X[:, keep] - mean[keep]) / sd[keep])
+    Zm = np.nan_to_num((Xm[:, keep] - mean[keep]) / sd[keep])
+    C = (Z.T @ Z) / max(Z.shape[0] - 1, 1)
+    w, V = np.linalg.eigh(C)
+    order = np.argsort(w)[::-1]
+    w, V = w[order], V[:, order]
+    if V.shape[1] == 1:
+        V = np.hstack([V, np.zeros((1, 1))])
+        w = np.append(w, 0.0)
+    share = 100 * w[:2] / w.sum() if w.sum() > 0 else np.zeros(2)
+    pick = _sample(Z.shape[0], max_points, rng)
+    P, Pm = Z @ V[:, :2], Zm @ V[:, :2]
+    note = ""
+    if pick is not None:
+        P, Pm = P[pick], Pm[pick]
+        note = f"; random {max_points} of {Z.shape[0]} records"
+    fig, ax = _axes(ax, (6.4, 5.2))
+    from matplotlib.collections import LineCollection
+
+    ax.add_collection(LineCollection(np.stack([P, Pm], axis=1), colors="0.6", linewidths=0.5, alpha=0.6, zorder=1))
+    ax.scatter(P[:, 0], P[:, 1], s=9, color=_ORIGINAL, alpha=0.7, label="original", zorder=2, linewidths=0)
+    ax.scatter(Pm[:, 0], Pm[:, 1], s=24, color=_MASKED, marker="D", label="released", zorder=3,
+               edgecolors="white", linewidths=0.5)
+    for axis, values in (("x", np.concatenate([P[:, 0], Pm[:, 0]])), ("y", np.concatenate([P[:, 1], Pm[:, 1]]))):
+        scale, kw = _axis_scale(values)
+        if scale == "log":  # scores have both signs in general; a symmetric log keeps them
+            scale, kw = "symlog", {"linthresh": float(np.median(np.abs(values)))}
+        (ax.set_xscale if axis == "x" else ax.set_yscale)(scale, **kw)
+    ax.autoscale_view()
+    ax.set_xlabel(f"first principal component ({share[0]:.0f} % of the variance)")
+    ax.set_ylabel(f"second principal component ({share[1]:.0f} % of the variance)")
+    ax.legend(loc="best", frameon=False)
+    ax.set_title(title or f"Original and released records, {int(keep.sum())} variables{note}")
+    ax.grid(True, alpha=0.25)
+    return plain_text(fig)
+
+
+def plot_variables(original: Any, masked: Any, *, variables: Any = None, max_variables: int = 24,
+                   ncols: int = 4, max_points: int = 3000, rng: Any = 0, title: str | None = None):
+    """Small multiples: one panel per variable, original value (x) against released value (y).
+
+    Points on the diagonal are unchanged; microaggregation pulls each value towards its
+    group's mean, so the cloud flattens along horizontal runs. Skewed variables are drawn on
+    log axes (symmetric log when they also have zero or negative values); the panel's title
+    says which. Any number of variables: panels wrap in rows of ``ncols``; beyond
+    ``max_variables`` the ones whose variance shrank most are drawn and the title says so.
+
+    Parameters
+    ----------
+    original, masked : DataFrame or 2-D array
+        Row-aligned data sets.
+    variables : list, optional
+        Columns (default: every numeric column of ``original`` in ``masked``).
+    max_variables : int, default 24
+    ncols : int, default 4
+    max_points : int, default 3000
+        Larger data sets are drawn as a random sample of this many records (seeded by ``rng``).
+
+    Returns
+    -------
+    matplotlib.figure.Figure
+    """
+    from ..metrics._pairs import paired_values
+    from ..metrics._utility import _mean_sd
+
+    X, Xm, names = paired_values(original, masked, variables)
+    p = len(names)
+    chosen = list(range(p))
+    note = ""
+    if p > max_variables:
+        _, sd = _mean_sd(X)
+        _, sdm = _mean_sd(Xm)
+        with np.errstate(invalid="ignore", divide="ignore"):
+            ratio = np.where(sd > 0, (sdm / sd) ** 2, 1.0)
+        chosen = sorted(np.argsort(np.nan_to_num(ratio, nan=1.0), kind="stable")[:max_variables].tolist())
+        note = f" ({max_variables} of {p} variables: those whose variance shrank most)"
+    pick = _sample(X.shape[0], max_points, rng)
+    if pick is not None:
+        X, Xm = X[pick], Xm[pick]
+        note += f"; random {max_points} of the records"
+    ncols = max(1, min(ncols, len(chosen)))
+    nrows = math.ceil(len(chosen) / ncols)
+    Figure = _figure_class()
+    fig = Figure(figsize=(2.6 * ncols + 0.4, 2.4 * nrows + 0.6), layout="constrained")
+    axes = fig.subplots(nrows, ncols, squeeze=False)
+    for i, j in enumerate(chosen):
+        ax = axes[i // ncols][i % ncols]
+        x, y = X[:, j], Xm[:, j]
+        ok = np.isfinite(x) & np.isfinite(y)
+        x, y = x[ok], y[ok]
+        scale, kw = _axis_scale(np.concatenate([x, y]))
+        ax.scatter(x, y, s=5, color=_MASKED, alpha=0.6, linewidths=0)
+        if x.size:
+            lo, hi = float(min(x.min(), y.min())), float(max(x.max(), y.max()))
+            if scale == "log":
+                grid = np.geomspace(lo, hi, 50)
+            else:
+                grid = np.linspace(lo, hi, 50)
+            ax.plot(grid, grid, color="0.4", linewidth=0.8, linestyle="--")
+        ax.set_xscale(scale, **kw)
+        ax.set_yscale(scale, **kw)
+        ax.set_title(str(names[j]) + ("" if scale == "linear" else f" ({scale} axes)"), fontsize=9)
+        ax.tick_params(labelsize=7)
+        ax.grid(True, alpha=0.25)
+    for i in range(len(chosen), nrows * ncols):
+        axes[i // ncols][i % ncols].set_visible(False)
+    fig.supxlabel("original value", fontsize=9)
+    fig.supylabel("released value", fontsize=9)
+    fig.suptitle(title or f"Each variable, original against released (dashed: unchanged){note}", fontsize=10)
+    return plain_text(fig)
+
+
+def plot_risk_utility(runs: Any, *, labels: Any = None, ax: Any = None, title: str | None = None):
+    """Risk against utility for several runs: information loss (x) against the
+    record-linkage and interval disclosure risks (y), one point per run.
+
+    The usual picture: as IL falls, risk rises. The lower-left corner is best.
+
+    Parameters
+    ----------
+    runs : list of Report, or DataFrame / list of dicts
+        Reports made with the original data, or rows with the columns
+        ``information_loss`` (%), ``record_linkage`` (share) and ``interval_disclosure``
+        (share), and optionally ``label``.
+    labels : list of str, optional
+        One label per run (default: the reports' method and k, or the ``label`` column).
+
+    Returns
+    -------
+    matplotlib.figure.Figure
+    """
+    from ._report import Report
+
+    if isinstance(runs, pd.DataFrame):
+        rows = runs.to_dict("records")
+    else:
+        rows = []
+        for run in list(runs):
+            if isinstance(run, Report):
+                if run.risk is None:
+                    raise InvalidInputError("`runs` must be reports made with the original data (they hold the risk).")
+                link = run.risk.get("record_linkage") or {}
+                rows.append({"information_loss": run.information_loss,
+                             "record_linkage": link.get("linked", math.nan),
+                             "interval_disclosure": run.risk["interval_disclosure"],
+                             "label": f"{run.method or 'masked'}, k={run.k}" if run.k else (run.method or "")})
+            elif isinstance(run, dict):
+                rows.append(run)
+            else:
+                raise InvalidTypeError(f"`runs` must hold Reports or dicts; got {type(run).__name__}.")
+    frame = _table(rows, ["information_loss", "record_linkage", "interval_disclosure"])
+    if labels is not None:
+        labels = [str(v) for v in labels]
+        if len(labels) != len(frame):
+            raise InvalidInputError(f"`labels` must have one label per run ({len(frame)}); got {len(labels)}.")
+    else:
+        labels = [str(v) for v in frame["label"]] if "label" in frame.columns else [str(i) for i in range(len(frame))]
+    frame = frame.assign(_label=labels).sort_values("information_loss")
+    fig, ax = _axes(ax, (6.4, 4.2))
+    x = frame["information_loss"].astype(float)
+    for column, name, color, marker in (("record_linkage", "record linkage (correct nearest links)", _BAD, "o"),
+                                        ("interval_disclosure", "interval disclosure (sdcMicro dRisk)", _ORIGINAL, "s")):
+        y = 100 * frame[column].astype(float)
+        ax.plot(x, y, marker=marker, color=color, label=name, linewidth=1.2)
+        for xi, yi, lab in zip(x, y, frame["_label"]):
+            ax.annotate(lab, (xi, yi), fontsize=7, xytext=(4, 3), textcoords="offset points", color=color)
+    ax.set_xlabel("information loss IL (%)  (lower: more utility)")
+    ax.set_ylabel("disclosure risk (% of records)")
+    ax.set_ylim(bottom=0)
+    ax.grid(True, alpha=0.3)
+    ax.legend(frameon=False, fontsize=8, loc="best")
+    ax.set_title(title or "Risk against information loss")
+    return plain_text(fig)

@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import json
 import math
+import textwrap
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -20,11 +21,16 @@ from .._errors import InvalidInputError, InvalidTypeError
 from .._result import MicroaggregationResult, _jsonable
 from .._validation import check_k
 from ..metrics import equivalence_class_sizes
+from ..metrics._linkage import _record_linkage
 from ..metrics._pairs import _as_table, check_fraction, paired_values
 from ..metrics._risk import _at_risk
+from ._format import format_number
 from ..metrics._utility import _correlation_changes, _eigen, _il1, _il1s, _sse_sst, _variable_changes, sse_sst
 
 __all__ = ["Report", "report", "compare"]
+
+#: How many nearest released records count for the record-linkage share "within the top".
+LINKAGE_TOP = 5
 
 
 def _counts(sizes: np.ndarray) -> dict[int, int]:
@@ -66,7 +72,10 @@ class Report:
         and ``eigen`` (see :mod:`pysdcmicro.metrics`); None without the original data.
     risk : dict or None
         ``interval_disclosure`` (share of records at risk, sdcMicro ``dRisk``),
-        ``records_at_risk`` and ``sd_fraction``; None without the original data.
+        ``records_at_risk``, ``sd_fraction`` and ``record_linkage`` (the fields of
+        :class:`~pysdcmicro.metrics.RecordLinkageRisk`: ``linked``, ``within_top``,
+        ``top``, ...; None with a ``record_linkage_note`` when the data have missing
+        values); None without the original data.
     changes : DataFrame or None
         Per-variable means, standard deviations and variance ratio (before / after).
     correlations : dict or None
@@ -122,6 +131,7 @@ class Report:
             "gap": self.gap,
             "utility": self.utility,
             "risk": self.risk,
+            "headline": self.headline(),
         }
         if self.group_sizes is not None:
             out["group_size_counts"] = _counts(self.group_sizes)
@@ -143,6 +153,68 @@ class Report:
                         "seconds": self.seconds})
         return _jsonable(out)
 
+    def headline(self) -> list[dict]:
+        """The four answers a reader wants first, each with a one-line plain reading.
+
+        Returns a list of dicts with ``key`` (``k_anonymous``, ``information_loss``,
+        ``record_linkage``, ``interval_disclosure``), ``label``, ``value`` (text),
+        ``reading`` (one plain sentence) and ``verdict`` (``"good"``, ``"bad"`` or
+        ``"info"``, for colouring).
+        """
+        items: list[dict] = []
+        smallest = int(self.class_sizes.min())
+        if self.k_anonymous is None:
+            items.append(dict(key="k_anonymous", label="k-anonymous", value="not checked", verdict="info",
+                              reading=f"k was not given; every released combination of values is shared by at "
+                                      f"least {smallest} records."))
+        elif self.k_anonymous:
+            items.append(dict(key="k_anonymous", label=f"{self.k}-anonymous", value="yes", verdict="good",
+                              reading=f"every released combination of values is shared by at least {self.k} "
+                                      f"records (smallest: {smallest}); checked on {self.checked_on}."))
+        else:
+            below = int(np.sum(self.class_sizes[self.class_sizes < self.k]))
+            items.append(dict(key="k_anonymous", label=f"{self.k}-anonymous", value="NO", verdict="bad",
+                              reading=f"{below} records are in combinations shared by fewer than {self.k} "
+                                      f"records (smallest: {smallest}): do not release this file."))
+        if self.information_loss is not None and math.isfinite(self.information_loss):
+            value = f"{self.information_loss:.2f} %"
+            reading = ("share of the variation of the standardized variables removed by the grouping "
+                       "(0 % = nothing lost, 100 % = every record replaced by the overall mean).")
+            if self.lower_bound is not None:
+                value += f" (proven lower bound {self.lower_bound:.2f} %"
+                value += ")" if self.gap is None else f", gap {100 * self.gap:.2f} %)"
+                reading += (" No partition into groups of k to 2k-1 records can lose less than the bound, "
+                            "so the gap is the most that a better method could still gain.")
+            items.append(dict(key="information_loss", label="information loss", value=value, verdict="info",
+                              reading=reading))
+        link = None if self.risk is None else self.risk.get("record_linkage")
+        if link is not None:
+            k_part = (f"at most 1/k = {100 / self.k:.1f} % when every released combination has k or more records; "
+                      if self.k else "")
+            items.append(dict(key="record_linkage", label="record-linkage risk",
+                              value=f"{100 * link['linked']:.2f} % linked "
+                                    f"({100 * link['within_top']:.2f} % within the {link['top']} nearest)",
+                              verdict="info",
+                              reading="an intruder who knows a record's original values and takes the nearest "
+                                      f"released record is right for this share of the records ({k_part}"
+                                      "100 % for an unmasked file)."))
+        elif self.risk is not None:
+            items.append(dict(key="record_linkage", label="record-linkage risk", value="not computed",
+                              verdict="info", reading=self.risk.get("record_linkage_note", "")))
+        if self.risk is not None:
+            r = self.risk
+            items.append(dict(key="interval_disclosure", label="interval disclosure risk",
+                              value=f"{100 * r['interval_disclosure']:.2f} % ({r['records_at_risk']} records)",
+                              verdict="info",
+                              reading=f"records whose every original value lies within {r['sd_fraction']:g} "
+                                      "standard deviations of its released value: an intruder would recognise "
+                                      "their values (sdcMicro's dRisk; lower is better)."))
+        else:
+            items.append(dict(key="risk", label="disclosure risk", value="not computed",
+                              verdict="info", reading="the risk measures need the original data: "
+                                                      "report(result, original)."))
+        return items
+
     def to_json(self, **kwargs: Any) -> str:
         kwargs.setdefault("indent", 2)
         return json.dumps(self.to_dict(), **kwargs)
@@ -155,8 +227,11 @@ class Report:
         head = "pysdcmicro release report"
         if self.method:
             head += f": {self.method}"
-        lines += [head, "=" * len(head),
-                  f"records x variables   {self.n} x {len(self.variables)} ({names})"]
+        lines += [head, "=" * len(head)]
+        for item in self.headline():
+            lines.append(f"{item['label'] + ':':<26}{item['value']}")
+            lines += textwrap.wrap(item["reading"], width=100, initial_indent=" " * 26, subsequent_indent=" " * 26)
+        lines += ["", f"records x variables   {self.n} x {len(self.variables)} ({names})"]
         if self.k is not None:
             lines.append(f"k                     {self.k}")
         if self.status is not None:
@@ -185,6 +260,12 @@ class Report:
                          f"original value within {r['sd_fraction']:g} sd")
             lines.append("                      of its released value (sdcMicro dRisk, the upper end of its")
             lines.append("                      \"disclosure risk between [0 %; x %]\")")
+            link = r.get("record_linkage")
+            if link is not None:
+                lines.append(f"  record linkage      {_pct(link['linked'])} of records linked to their own released "
+                             f"record, {_pct(link['within_top'])} within the {link['top']} nearest")
+                lines.append("                      (nearest released record on the original's z-scores; ties "
+                             "counted fractionally)")
 
         lines += ["", "Records per released combination (group sizes)"]
         lines += _histogram(self.class_sizes, width)
@@ -192,15 +273,22 @@ class Report:
         lines += ["", "Utility"]
         if self.information_loss is not None:
             lines.append(f"  information loss    {self.information_loss:.4f} %   (IL = 100 SSE/SST on z-scores; "
-                         f"SSE {self.sse:.6g}, SST {self.sst:.6g})")
+                         f"SSE {_num(self.sse)}, SST {_num(self.sst)})")
         if self.lower_bound is not None:
             gap = "" if self.gap is None else f"   (gap {100 * self.gap:.2f} %)"
             lines.append(f"  lower bound         {self.lower_bound:.4f} %{gap}")
         if self.utility is not None:
             u = self.utility
+            cells = self.n * len(self.variables)
             lines.append(f"  IL1s (sdcMicro)     {_num(u['il1s'])}   (per cell {_num(u['il1s_per_cell'])})")
-            lines.append(f"  eigen (sdcMicro)    {_num(u['eigen'])}   (printed by sdcMicro as {_pct(u['eigen'])})")
-            lines.append(f"  IL1 (sdcMicro)      {_num(u['il1'])}")
+            lines.append("                      per cell: mean |original - released| in units of sqrt(2) sd; "
+                         "0 = unchanged")
+            lines.append(f"  eigen (sdcMicro)    {_num(u['eigen'])}   (sdcMicro prints {_pct(u['eigen'])})")
+            lines.append("                      relative change of the correlation matrix's eigenvalues; "
+                         "0 = correlations kept")
+            lines.append(f"  IL1 (sdcMicro)      {_num(u['il1'])}   (per cell {_num(u['il1'] / cells)})")
+            lines.append("                      per cell: mean 100 |original - released| / |original| (%); "
+                         "0 = unchanged")
         else:
             lines.append("  (utility and risk measures need the original data: report(result, original))")
         if self.changes is not None:
@@ -208,7 +296,7 @@ class Report:
             table = self.changes.rename(columns={
                 "mean_original": "mean before", "mean_masked": "mean after", "sd_original": "sd before",
                 "sd_masked": "sd after", "variance_ratio": "var ratio"}).drop(columns=["mean_change"])
-            text = table.to_string(index=False, float_format=lambda v: f"{v:.6g}")
+            text = table.to_string(index=False, float_format=format_number)
             lines += ["  " + row for row in text.splitlines()]
         if self.correlations is not None and self.correlations["pair"] is not None:
             a, b = self.correlations["pair"]
@@ -287,9 +375,7 @@ def _pct(share: float | None) -> str:
 
 
 def _num(value: float | None) -> str:
-    if value is None or not math.isfinite(value):
-        return "undefined"
-    return f"{value:.6g}"
+    return format_number(value)
 
 
 def _agency_lines(info: dict, k: Any) -> list[str]:
@@ -322,10 +408,23 @@ def _class_sizes(released: Any, variables: list) -> np.ndarray:
     return equivalence_class_sizes(released, variables=variables)
 
 
+def _linkage(X: np.ndarray, Xm: np.ndarray, names: list) -> tuple[dict | None, str | None]:
+    if np.isnan(X).any() or np.isnan(Xm).any():
+        return None, "record linkage needs complete data; the compared columns have missing values."
+    try:
+        return _record_linkage(X, Xm, names, LINKAGE_TOP).to_dict(), None
+    except InvalidInputError as exc:  # every column constant
+        return None, str(exc)
+
+
 def _measures(original: Any, released: Any, variables: list, sd_fraction: float) -> dict:
     X, Xm, names = paired_values(original, released, variables)  # extracted once for every measure
     at_risk = _at_risk(X, Xm, sd_fraction)
     il1s_sum = _il1s(X, Xm)
+    link, link_note = _linkage(X, Xm, names)
+    risk_extra = {"record_linkage": link}
+    if link_note:
+        risk_extra["record_linkage_note"] = link_note
     return {
         "sse_sst": _sse_sst(X, Xm),
         "utility": {
@@ -342,6 +441,7 @@ def _measures(original: Any, released: Any, variables: list, sd_fraction: float)
             "sd_fraction": sd_fraction,
             "definition": "sdcMicro 5.8.1 dRisk(x, xm, k = sd_fraction): share of records whose every "
                           "original value lies within sd_fraction * sd(masked) of the released value",
+            **risk_extra,
         },
         "changes": _variable_changes(X, Xm, names),
         "correlations": _correlation_changes(X, Xm, names),
