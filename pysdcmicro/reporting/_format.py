@@ -29,7 +29,7 @@ def format_number(value: Any, *, digits: int = 4) -> str:
     Examples
     --------
     >>> [format_number(v) for v in (1155790.3, 546958.0, 12.34567, 0.004829, -3.0, 0, None)]
-    ['1,155,790', '546,958', '12.35', '0.004829', '-3', '0', 'undefined']
+    ['1,155,790', '546,958', '12.35', '0.004829', '-3.000', '0', 'undefined']
     """
     if value is None:
         return "undefined"
@@ -43,7 +43,7 @@ def format_number(value: Any, *, digits: int = 4) -> str:
     if v == 0:
         return "0"
     a = abs(v)
-    if a >= 1000 or v == round(v) and a >= 1:
+    if a >= 1000:
         return f"{v:,.0f}"
     if a < 1e-6:
         return "< 0.000001" if v > 0 else "> -0.000001"

@@ -373,7 +373,47 @@ def _axis_scale(values: np.ndarray) -> tuple[str, dict]:
         return "linear", {}
     if v.min() > 0:
         return "log", {}
-    return "symlog", {"linthresh": med}
+    return "symlog", {"linthresh": _decade(med)}
+
+
+def _set_scale(ax: Any, which: str, scale: str, kw: dict, values: np.ndarray) -> None:
+    """Set one axis' scale; a symmetric log axis gets a few decade ticks (0, +-1e3, ...)
+    that never crowd around 0."""
+    axis = ax.xaxis if which == "x" else ax.yaxis
+    (ax.set_xscale if which == "x" else ax.set_yscale)(scale, **kw)
+    if scale != "symlog":
+        return
+    from matplotlib.ticker import FixedLocator, FuncFormatter, NullLocator
+
+    v = np.abs(values[np.isfinite(values)])
+    top = float(v.max()) if v.size else 1.0
+    lo = int(round(math.log10(kw["linthresh"]))) + 1
+    hi = max(lo, math.floor(math.log10(top)) if top > 0 else lo)
+    step = max(1, math.ceil((hi - lo + 1) / 3))
+    decades = list(range(hi, lo - 1, -step))
+    ticks = [0.0]
+    if (values > 0).any():
+        ticks += [10.0 ** j for j in decades]
+    if (values < 0).any():
+        ticks += [-(10.0 ** j) for j in decades]
+    axis.set_major_locator(FixedLocator(sorted(ticks)))
+    axis.set_minor_locator(NullLocator())
+    axis.set_major_formatter(FuncFormatter(_decade_label))
+
+
+def _decade_label(t: float, _pos: Any = None) -> str:
+    """0, 1, 10, 100, 1,000, 1e4, ...; negative alike."""
+    if t == 0:
+        return "0"
+    e = int(round(math.log10(abs(t))))
+    body = f"{10.0 ** e:,.{max(0, -e)}f}" if -3 <= e <= 3 else f"1e{e}"
+    return ("-" if t < 0 else "") + body
+
+
+def _decade(value: float) -> float:
+    """The power of 10 at or below ``value`` (symlog's linear range ends on a decade, so that
+    its ticks do not crowd)."""
+    return float(10.0 ** math.floor(math.log10(value))) if value > 0 else 1.0
 
 
 def _sample(n: int, max_points: int, rng: Any) -> np.ndarray | None:
@@ -439,8 +479,8 @@ def plot_pca(original: Any, masked: Any, *, variables: Any = None, max_points: i
     for axis, values in (("x", np.concatenate([P[:, 0], Pm[:, 0]])), ("y", np.concatenate([P[:, 1], Pm[:, 1]]))):
         scale, kw = _axis_scale(values)
         if scale == "log":  # scores have both signs in general; a symmetric log keeps them
-            scale, kw = "symlog", {"linthresh": float(np.median(np.abs(values)))}
-        (ax.set_xscale if axis == "x" else ax.set_yscale)(scale, **kw)
+            scale, kw = "symlog", {"linthresh": _decade(float(np.median(np.abs(values))))}
+        _set_scale(ax, axis, scale, kw, values)
     ax.autoscale_view()
     ax.set_xlabel(f"first principal component ({share[0]:.0f} % of the variance)")
     ax.set_ylabel(f"second principal component ({share[1]:.0f} % of the variance)")
@@ -512,9 +552,10 @@ def plot_variables(original: Any, masked: Any, *, variables: Any = None, max_var
             else:
                 grid = np.linspace(lo, hi, 50)
             ax.plot(grid, grid, color="0.4", linewidth=0.8, linestyle="--")
-        ax.set_xscale(scale, **kw)
-        ax.set_yscale(scale, **kw)
-        ax.set_title(str(names[j]) + ("" if scale == "linear" else f" ({scale} axes)"), fontsize=9)
+        both = np.concatenate([x, y])
+        _set_scale(ax, "x", scale, kw, both)
+        _set_scale(ax, "y", scale, kw, both)
+        ax.set_title(str(names[j]) + {"linear": "", "log": " (log)", "symlog": " (signed log)"}[scale], fontsize=9)
         ax.tick_params(labelsize=7)
         ax.grid(True, alpha=0.25)
     for i in range(len(chosen), nrows * ncols):
