@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import re
 import subprocess
 import sys
 import textwrap
@@ -202,3 +203,74 @@ def test_core_never_imports_matplotlib_and_works_without_it():
              "pysdcmicro.report(r).to_text(); print('matplotlib' in sys.modules)")
     proc = subprocess.run([sys.executable, "-c", probe], capture_output=True, text=True, timeout=120)
     assert proc.stdout.strip() == "False", proc.stderr
+
+
+def test_report_has_record_linkage_and_a_headline_first(demo):
+    from pysdcmicro import metrics
+
+    df, res = demo
+    rep = pysdcmicro.report(res, df)
+    link = rep.to_dict()["risk"]["record_linkage"]
+    expected = metrics.record_linkage_risk(df, res.data, variables=res.variables, top=5)
+    assert link["linked"] == pytest.approx(expected.linked) and link["within_top"] == pytest.approx(expected.within_top)
+    assert link["linked"] <= 1 / res.k + 1e-12          # k-anonymous: at most 1/k are linked
+    keys = [item["key"] for item in rep.headline()]
+    assert keys == ["k_anonymous", "information_loss", "record_linkage", "interval_disclosure"]
+    text = rep.to_text()
+    lines = text.splitlines()
+    assert lines[2].startswith("3-anonymous:") and "yes" in lines[2]
+    assert text.index("record-linkage risk:") < text.index("records x variables")
+    page = rep.to_html(plots=False)
+    assert page.index("id='headline'") < page.index("<h2>")
+
+
+def test_tables_use_one_number_format(demo):
+    df, res = demo
+    text = pysdcmicro.report(res, df).to_text()
+    assert not re.search(r"\d[eE][+-]\d", text), "no scientific notation in the text report"
+    page = pysdcmicro.report(res, df).to_html(plots=False)
+    assert not re.search(r"<td>[^<]*\d[eE][+-]\d", page)
+    from pysdcmicro.reporting import format_number
+
+    assert format_number(1155790.3) == "1,155,790" and format_number(546958) == "546,958"
+
+
+HOSTILE = ["$x^2$", "a$b", "$", "\\frac{1}{0}", "_{", "^^", "50% $$", "tab\tname", "émile ü", "a\\b$c$"]
+
+
+def test_hostile_column_names_are_drawn_as_plain_text(tmp_path):
+    pytest.importorskip("matplotlib")
+    from matplotlib.text import Text
+
+    from pysdcmicro import reporting
+
+    rng = np.random.default_rng(0)
+    df = pd.DataFrame(rng.lognormal(size=(60, len(HOSTILE))), columns=HOSTILE)
+    res = pysdcmicro.microaggregate(df, 3)
+    rep = pysdcmicro.report(res, df)
+    page = rep.to_html(tmp_path / "r.html")                        # renders every plot: nothing raises
+    assert page.count("data:image/png;base64,") == 3
+    for fig in (reporting.plot_variables(df, res.data), rep.plot_distributions(),
+                rep.plot_scatter(HOSTILE[0], HOSTILE[1])):
+        fig.savefig(tmp_path / "f.png")
+        texts = [t for t in fig.findobj(Text) if t.get_text()]
+        # as typed, with math parsing off (titles, labels), or with `$` escaped (tick labels)
+        plain = [t for t in texts if "$x^2$" in t.get_text() and not t.get_parse_math() and not t.get_usetex()]
+        escaped = [t for t in texts if r"\$x^2\$" in t.get_text() and not t.get_usetex()]
+        assert plain or escaped, "the name $x^2$ is not drawn as plain text"
+
+
+def test_risk_utility_plot_of_several_runs(demo):
+    pytest.importorskip("matplotlib")
+    from pysdcmicro import reporting
+
+    df, _ = demo
+    qi = ["employees", "turnover", "wages"]
+    reps = [pysdcmicro.report(pysdcmicro.microaggregate(df, k, variables=qi), df) for k in (3, 5, 10)]
+    fig = reporting.plot_risk_utility(reps)
+    ax = fig.axes[0]
+    xs, ys = ax.lines[0].get_data()
+    assert list(xs) == sorted(xs)
+    assert ys[0] >= ys[-1]                                # more IL, less linkage risk
+    with pytest.raises(Exception, match="labels"):
+        reporting.plot_risk_utility(reps, labels=["a"])
