@@ -39,6 +39,9 @@ def test_there_are_vignettes():
 def test_vignette_runs_in_the_fast_setting(name, tmp_path):
     pytest.importorskip("matplotlib")
     env = dict(os.environ, PYSDCMICRO_VIGNETTE_FAST="1", MPLBACKEND="Agg")
+    casc = REPO.parent / "shared" / "data"
+    if "PYSDCMICRO_CASC_DIR" not in env and casc.is_dir():
+        env["PYSDCMICRO_CASC_DIR"] = str(casc)
     proc = subprocess.run([sys.executable, str(VIGNETTES / "run.py"), name, "--out", str(tmp_path)],
                           capture_output=True, text=True, timeout=600, env=env, cwd=tmp_path)
     assert proc.returncode == 0, proc.stdout + proc.stderr
@@ -69,6 +72,34 @@ def test_checked_in_page_is_from_the_current_source(name):
 
 
 @pytest.mark.parametrize("name", NAMES)
+def test_code_uses_nothing_the_runner_would_provide(name):
+    """The code as shown runs when pasted into a fresh session: every name it reads is
+    defined by the vignette itself, an import, or a builtin (no FAST, show, skip, OUT)."""
+    import builtins
+    import symtable
+
+    code = "\n".join(c.source for c in runner.parse((VIGNETTES / name).read_text()) if c.kind == "code")
+    top = symtable.symtable(code, name, "exec")
+
+    def looked_up_globally(table):
+        names = set()
+        for sym in table.get_symbols():
+            if not sym.is_referenced():
+                continue
+            if table is top and not (sym.is_assigned() or sym.is_imported()):
+                names.add(sym.get_name())
+            elif table is not top and sym.is_global():
+                names.add(sym.get_name())
+        for child in table.get_children():
+            names |= looked_up_globally(child)
+        return names
+
+    bound = {s.get_name() for s in top.get_symbols() if s.is_assigned() or s.is_imported()}
+    missing = sorted(n for n in looked_up_globally(top) if n not in bound and not hasattr(builtins, n))
+    assert not missing, f"{name} uses names it never defines: {missing}"
+
+
+@pytest.mark.parametrize("name", NAMES)
 def test_no_number_is_typed_into_the_prose(name):
     cells = runner.parse((VIGNETTES / name).read_text())
     typed = [(c.line, n) for c in cells if c.kind == "markdown" for n in runner.typed_numbers(c.source)]
@@ -78,7 +109,8 @@ def test_no_number_is_typed_into_the_prose(name):
 def test_runner_cells_templates_and_display(tmp_path):
     (tmp_path / "99_toy.py").write_text(
         "# %% [markdown]\n# # Toy\n# Before: no value yet.\n\n"
-        "# %%\nx = 21\nprint('printed', x)\nx * 2\n\n"
+        "# %%\nimport os\nFAST = os.environ.get('PYSDCMICRO_VIGNETTE_FAST', '') not in ('', '0')\n"
+        "x = 21\nprint('printed', x)\nx * 2\n\n"
         "# %% [markdown]\n# Twice x is {{ 2 * x }}, a third is {{ x / 3:.3f }}, fast={{ FAST }}.\n\n"
         "# %%\nimport pandas as pd\npd.DataFrame({'a': [1, 2]})\n"
     )
@@ -88,6 +120,16 @@ def test_runner_cells_templates_and_display(tmp_path):
     assert "printed 21\n42" in text                       # print output, then the last line's value
     assert "Twice x is 42, a third is 7.000, fast=True." in text
     assert "   a\n0  1\n1  2" in text                        # a DataFrame as a table
+
+
+def test_runner_saves_a_figure_left_as_a_cells_value(tmp_path):
+    pytest.importorskip("matplotlib")
+    (tmp_path / "96_fig.py").write_text(
+        "# %%\nfrom matplotlib.figure import Figure\nfig = Figure()\nfig.add_subplot().plot([1, 2])\nfig\n")
+    outcome = runner.run_vignette(tmp_path / "96_fig.py", tmp_path, fast=True)
+    assert outcome.error is None
+    assert "![fig1](96_fig-fig1.png)" in outcome.markdown.read_text()
+    assert (tmp_path / "96_fig-fig1.png").read_bytes().startswith(PNG)
     assert runner.typed_numbers("IL is 5.77 % but {{ il:.2f }} and `v1.2` and 2004") == ["5.77"]
 
 
@@ -96,7 +138,7 @@ def test_runner_reports_a_failing_cell_and_a_skip(tmp_path):
     outcome = runner.run_vignette(tmp_path / "98_bad.py", tmp_path, fast=True)
     assert outcome.error and "98_bad.py:5" in outcome.error and "boom" in outcome.error
     assert not (tmp_path / "98_bad.md").exists()
-    (tmp_path / "97_skip.py").write_text("# %%\nskip('R is not installed')\n")
+    (tmp_path / "97_skip.py").write_text("# %%\nprint('R is not installed')\nraise SystemExit(0)\n")
     outcome = runner.run_vignette(tmp_path / "97_skip.py", tmp_path, fast=True)
     assert outcome.skipped == "R is not installed"
     assert "Skipped here:** R is not installed" in (tmp_path / "97_skip.md").read_text()

@@ -14,12 +14,15 @@
 # total variation that the grouping removes.
 
 # %%
+import os
+
 import numpy as np
 import pandas as pd
 
 import pysdcmicro
 from pysdcmicro import metrics, reporting
 
+FAST = os.environ.get("PYSDCMICRO_VIGNETTE_FAST", "") not in ("", "0")   # quick setting (CI, docs)
 n = 200 if FAST else 600          # the fast setting (CI) uses fewer records
 df = pysdcmicro.datasets.make_demo_data(n, rng=0)
 df.head()
@@ -60,10 +63,13 @@ res.data.head().round(2)
 # %% [markdown]
 # ## The release report
 #
-# `pysdcmicro.report(result, original)` gathers what an agency checks before a release:
-# k-anonymity verified on the released values themselves (not on the grouping), the group
-# sizes, IL, sdcMicro's utility measures IL1s and eigen (the eigenvalues of the correlation
-# matrix), the interval disclosure risk of sdcMicro's `dRisk`, and what happened to each
+# `pysdcmicro.report(result, original)` gathers what an agency checks before a release. It
+# opens with a headline: k-anonymity verified on the released values themselves (not on
+# the grouping), IL, the record-linkage risk (the share of records an intruder who knows
+# the original values finds by taking the nearest released record) and the interval
+# disclosure risk of sdcMicro's `dRisk`, each with a one-line reading. Then come the group
+# sizes, sdcMicro's utility measures IL1s and eigen (the eigenvalues of the correlation
+# matrix), and what happened to each
 # variable's mean, spread and correlations. It prints as text, serializes to JSON
 # (`rep.to_dict()`), and writes an HTML page with the plots below (`rep.to_html(path)`).
 
@@ -76,7 +82,9 @@ print(rep.to_text())
 # means are kept exactly while each standard deviation shrinks a little (the variance ratio
 # is the share of the variance that survives); and {{ 100 * rep.risk["interval_disclosure"]:.1f }} %
 # of the firms still have every original value within {{ rep.risk["sd_fraction"] }} standard
-# deviations of their released values. Those are small firms in tight groups: their group
+# deviations of their released values; linking each firm to the nearest released record finds
+# {{ 100 * rep.risk["record_linkage"]["linked"]:.1f }} % of them (at most 1/*k* after
+# microaggregation). Those at interval risk are small firms in tight groups: their group
 # mean is almost their own value. The interval risk is sdcMicro's definition, computed here
 # from it (the formulas are in the docstrings of `pysdcmicro.metrics`).
 
@@ -86,57 +94,65 @@ print(rep.to_text())
 # The group sizes: every bar must stand right of the dashed line at *k*.
 
 # %%
-show(rep.plot_group_sizes(), "group-sizes")
+fig = rep.plot_group_sizes()
+fig
 
 # %% [markdown]
 # Each original firm (dot) joined to its released values (diamond), on log scales because
 # the variables are skewed: the masked points sit in the middle of their groups.
 
 # %%
-show(rep.plot_scatter("employees", "turnover", scale="log"), "scatter")
+fig = rep.plot_scatter("employees", "turnover", scale="log")
+fig
 
 # %% [markdown]
-# The distributions before and after, on the original z-score scale: the medians and
-# boxes barely move; the extremes are pulled in, which is what protects the large firms.
+# All five variables at once: the records in the plane of the first two principal
+# components of the original (the HTML report's first plot), each firm joined to its
+# released record.
 
 # %%
-show(rep.plot_distributions(), "distributions")
+fig = reporting.plot_pca(df, res.data, variables=qi)
+fig
+
+# %% [markdown]
+# One panel per variable, original value against released value (the dashed diagonal means
+# unchanged), on log axes for the skewed ones: the large firms move most, which is what
+# protects them.
+
+# %%
+fig = reporting.plot_variables(df, res.data, variables=qi)
+fig
 
 # %% [markdown]
 # ## Choosing k
 #
 # A larger *k* means more protection and more information loss. The table runs MDAV for
-# several *k* and reports IL, IL1s per cell, and the interval disclosure risk.
+# several *k* and reports IL, IL1s per cell, the record-linkage risk (the share of firms an
+# intruder would find by linking each to the nearest released record) and the interval
+# disclosure risk; the plot shows the trade-off: as IL falls, risk rises.
 
 # %%
-rows = []
+rows, reports = [], []
 for k in ([3, 5, 10] if FAST else [2, 3, 4, 5, 7, 10]):
     r = pysdcmicro.report(pysdcmicro.microaggregate(df, k, variables=qi), df)
+    reports.append(r)
     rows.append({"k": k, "IL %": r.information_loss, "IL1s per cell": r.utility["il1s_per_cell"],
-                 "eigen": r.utility["eigen"], "interval risk %": 100 * r.risk["interval_disclosure"],
-                 "k-anonymous": r.k_anonymous})
+                 "eigen": r.utility["eigen"], "record linkage %": 100 * r.risk["record_linkage"]["linked"],
+                 "interval risk %": 100 * r.risk["interval_disclosure"], "k-anonymous": r.k_anonymous})
 by_k = pd.DataFrame(rows)
 by_k.round(3)
 
 # %%
-from matplotlib.figure import Figure
-
-fig = Figure(figsize=(6, 3.6), layout="constrained")
-ax = fig.add_subplot()
-ax.plot(by_k["IL %"], by_k["interval risk %"], marker="o")
-for _, row in by_k.iterrows():
-    ax.annotate(f"k={int(row['k'])}", (row["IL %"], row["interval risk %"]), xytext=(4, 4),
-                textcoords="offset points", fontsize=8)
-ax.set_xlabel("information loss IL (%)")
-ax.set_ylabel("interval disclosure risk (%)")
-ax.set_title("Risk against utility for MDAV, k from {} to {}".format(by_k["k"].min(), by_k["k"].max()))
-show(fig, "risk-utility")
+fig = reporting.plot_risk_utility(reports, labels=[f"k={k}" for k in by_k["k"]])
+fig
 
 # %% [markdown]
 # From *k* = {{ by_k["k"].min() }} to *k* = {{ by_k["k"].max() }} the information loss grows
 # from {{ by_k["IL %"].iloc[0]:.2f }} % to {{ by_k["IL %"].iloc[-1]:.2f }} % while the interval
 # risk falls from {{ by_k["interval risk %"].iloc[0]:.1f }} % to
-# {{ by_k["interval risk %"].iloc[-1]:.1f }} %.
+# {{ by_k["interval risk %"].iloc[-1]:.1f }} % and the record-linkage risk from
+# {{ by_k["record linkage %"].iloc[0]:.1f }} % to {{ by_k["record linkage %"].iloc[-1]:.1f }} %
+# (never above 1/*k*: a record shares its released point with at least *k* - 1 others).
 
 # %% [markdown]
 # ## Within strata

@@ -112,8 +112,11 @@ def record_linkage_risk(original: Any, masked: Any, *, variables: Any = None, to
     the disclosure-risk part of the CASC score by Domingo-Ferrer & Torra, "A quantitative
     comparison of disclosure control methods for microdata", in *Confidentiality,
     Disclosure and Data Access*, North-Holland 2001, pp. 111-133 (DLD: the share of correct
-    links, and the share within the nearest few). sdcMicro 5.8.2 added a
-    ``recordLinkage()`` function; this one is written from the papers.
+    links, and the share within the nearest few). Written from the papers. sdcMicro's
+    ``recordLinkage()`` (in sdcMicro 5.8.1 as installed from CRAN in 2026) is the *global*
+    one-to-one linkage of Herranz et al. (2015), a different measure; from its Euclidean
+    distance matrix and its ``n_best`` (released records at the minimal distance) the
+    per-record ``p_i`` here is recomputed exactly (``tests/test_linkage_vs_sdcmicro.py``).
 
     Exact ties matter after microaggregation, where many released records coincide: the
     released records are first reduced to their distinct points with multiplicities, a
