@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import io
 import math
+import re
 from typing import Any
 
 import numpy as np
@@ -29,6 +30,7 @@ __all__ = [
     "figure_png",
 ]
 
+_CONTROL = re.compile(r"[\x00-\x1f\x7f]")
 _ORIGINAL = "#4c72b0"
 _MASKED = "#dd8452"
 _BAD = "#c44e52"
@@ -73,12 +75,15 @@ def plain_text(fig: Any) -> Any:
         if id(text) not in ticks:
             text.set_usetex(False)
             text.set_parse_math(False)
+            raw = text.get_text()
+            if _CONTROL.search(raw):  # tabs and other control characters have no glyph
+                text.set_text(_CONTROL.sub(" ", raw))
     return fig
 
 
 def _escape(name: Any) -> str:
     """A name as a plain tick label: ``$`` escaped so mathtext prints it as typed."""
-    return str(name).replace("$", r"\$")
+    return _CONTROL.sub(" ", str(name)).replace("$", r"\$")
 
 
 def figure_png(fig: Any, *, dpi: int = 110) -> bytes:
@@ -623,6 +628,7 @@ def plot_risk_utility(runs: Any, *, labels: Any = None, ax: Any = None, title: s
     ax.set_xlabel("information loss IL (%)  (lower: more utility)")
     ax.set_ylabel("disclosure risk (% of records)")
     ax.set_ylim(bottom=0)
+    ax.margins(x=0.1)                      # room for the labels of the last points
     ax.grid(True, alpha=0.3)
     ax.legend(frameon=False, fontsize=8, loc="best")
     ax.set_title(title or "Risk against information loss")
