@@ -47,6 +47,10 @@ def test_report_json_has_k_anonymity_utility_and_risk_of_the_written_file(tmp_pa
     assert report["utility"]["eigen"] == pytest.approx(metrics.eigen_utility(original, written, variables=QI), rel=1e-10)
     assert report["risk"]["interval_disclosure"] == pytest.approx(
         metrics.interval_disclosure_risk(original, written, variables=QI))
+    link = metrics.record_linkage_risk(original, written, variables=QI)
+    assert report["risk"]["record_linkage"]["linked"] == pytest.approx(link.linked, abs=1e-12)
+    assert report["risk"]["record_linkage"]["within_top"] == pytest.approx(link.within_top, abs=1e-12)
+    assert [item["key"] for item in report["headline"]][:2] == ["k_anonymous", "information_loss"]
     # The earlier keys are still there.
     for key in ("method", "k", "n", "information_loss", "lower_bound", "min_group_size", "settings", "input", "output"):
         assert key in report, key
