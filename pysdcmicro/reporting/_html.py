@@ -29,6 +29,7 @@ pre { background: #f6f6f6; padding: 0.8em; overflow-x: auto; font-size: 0.82em; 
 #headline dt { font-weight: 600; } #headline dd { margin: 0; }
 #headline .value { font-size: 1.1em; font-weight: 600; } #headline .reading { color: #555; font-size: 0.9em; }
 .figs figure { margin: 0 0 1.2em; } figcaption { margin-top: 0.3em; }
+table.facts td { text-align: left; } table.facts td:first-child { white-space: nowrap; }
 """
 
 
@@ -90,7 +91,7 @@ def render_body(rep, *, plots: bool | None = None) -> str:
         facts.append(("status", _e(rep.status + (f" ({rep.message})" if rep.message else ""))))
     if rep.seconds is not None:
         facts.append(("seconds", f"{rep.seconds:.3f}"))
-    parts.append(f"<table>{_rows(facts)}</table>")
+    parts.append(f"<table class='facts'>{_rows(facts)}</table>")
 
     parts.append("<h2>Protection</h2>")
     smallest = int(rep.class_sizes.min())
