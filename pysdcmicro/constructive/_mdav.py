@@ -50,8 +50,36 @@ def _nearest(dist: np.ndarray, k: int) -> np.ndarray:
     return np.concatenate([below, ties[ties.size - (k - below.size):]])
 
 
-def mdav_labels(Z: np.ndarray, k: int, *, order: list | None = None) -> np.ndarray:
+#: Records x columns from which the compiled rounds (numba, when installed) are used.
+_COMPILED_MIN_WORK = 20_000
+_NB = None
+
+
+def _kernels():
+    global _NB
+    if _NB is None:
+        import os
+
+        _NB = False
+        if not os.environ.get("PYSDCMICRO_NO_NUMBA"):
+            try:
+                from . import _mdav_numba
+                _NB = _mdav_numba
+            except Exception:  # numba missing or unusable: the numpy rounds serve
+                pass
+    return _NB or None
+
+
+def mdav_labels(Z: np.ndarray, k: int, *, order: list | None = None, stop=None) -> np.ndarray:
     """Group labels of fixed-size MDAV on ``Z`` (rows = records, already scaled).
+
+    With numba installed and no ``order`` requested, large inputs run the compiled rounds
+    (:mod:`._mdav_numba`: three fused passes per round, about 3-5x faster); they return the
+    same groups as the numpy rounds except where two distinct records' distances differ by
+    a rounding error (BLAS rounds a dot product differently by the row's position in the
+    call; the compiled rounds do not). Tested equal on random, duplicated and grid data.
+    ``stop`` (a ``threading.Event``, compiled rounds only) ends the rounds early; the
+    records not grouped by then get the label -1.
 
     Parameters
     ----------
@@ -66,6 +94,41 @@ def mdav_labels(Z: np.ndarray, k: int, *, order: list | None = None) -> np.ndarr
     -------
     labels : ndarray of int64, groups numbered in order of creation.
     """
+    nb = _kernels() if order is None and Z.size >= _COMPILED_MIN_WORK else None
+    if nb is not None:
+        return _compiled_labels(nb, Z, k, stop)
+    return _dense_labels(Z, k, order=order)
+
+
+def _compiled_labels(nb, Z, k, stop=None):
+    X = np.array(Z, dtype=np.float64, order="C", copy=True)
+    norms = np.einsum("ij,ij->i", X, X)
+    labels = np.empty(X.shape[0], dtype=np.int64)
+    flag = np.zeros(1, dtype=np.int64)
+    if stop is None:
+        nb.mdav_rounds(X, norms, k, labels, flag)
+        return labels
+    import threading
+
+    done = threading.Event()
+
+    def watch():
+        while not done.is_set():
+            if stop.wait(0.05):
+                flag[0] = 1
+                return
+
+    w = threading.Thread(target=watch, daemon=True)
+    w.start()
+    try:
+        nb.mdav_rounds(X, norms, k, labels, flag)  # nogil: the watcher runs alongside
+    finally:
+        done.set()
+    return labels
+
+
+def _dense_labels(Z: np.ndarray, k: int, *, order: list | None = None) -> np.ndarray:
+    """The numpy rounds (see the module docstring); ``order`` as in :func:`mdav_labels`."""
     n = Z.shape[0]
     labels = np.empty(n, dtype=np.int64)
     idx = np.arange(n)
@@ -170,3 +233,4 @@ def mdav(X, k, *, variables=None, scaling="standardize", improve=None, rng=None,
 
     return microaggregate(X, k, method="mdav", variables=variables, scaling=scaling, improve=improve,
                           rng=rng, time_limit=time_limit, progress=progress)
+
