@@ -116,3 +116,13 @@ def test_compiled_rounds_stop_early():
     grouped = labels[labels >= 0]
     if grouped.size:
         assert np.bincount(grouped).min() >= 3
+
+
+@_needs_numba
+def test_compiled_mdav_honours_an_expired_deadline_with_a_valid_partition():
+    from pysdcmicro._context import Context
+
+    Z = np.random.default_rng(1).normal(size=(60_000, 2))
+    sol = _mdav_mod._compiled_solve(_mdav_mod._kernels(), Z, 5, Context(0, 1e-9))
+    assert sol.status == "limit" and "records left" in sol.message
+    assert_k_partition(sol.labels, 60_000, 5)

@@ -179,8 +179,70 @@ def _dense_labels(Z: np.ndarray, k: int, *, order: list | None = None) -> np.nda
     return labels
 
 
+def _fill_rest(Z: np.ndarray, labels: np.ndarray, k: int) -> None:
+    """Group the records still labelled -1 (an interrupted run) in runs of k along their first
+    principal axis (the last run takes the remainder; fewer than 2k left: one group)."""
+    rest = np.flatnonzero(labels < 0)
+    if rest.size == 0:
+        return
+    g = int(labels.max()) + 1
+    if rest.size < 2 * k:
+        labels[rest] = g
+        return
+    R = Z[rest] - Z[rest].mean(axis=0)
+    _, _, vt = np.linalg.svd(R[:: max(1, rest.size // 20000)], full_matrices=False)
+    order = np.argsort(R @ vt[0], kind="stable")
+    runs = np.minimum(np.arange(rest.size) // k, rest.size // k - 1)
+    labels[rest[order]] = g + runs
+
+
+def _compiled_solve(nb, Z: np.ndarray, k: int, ctx: Context) -> Solution:
+    """The compiled rounds in a helper thread (they release the GIL), so that this thread
+    stays responsive: Ctrl-C or the deadline stops the rounds within one round, and the
+    records not yet grouped are split quickly (status "limit")."""
+    import threading
+
+    X = np.array(Z, dtype=np.float64, order="C", copy=True)
+    norms = np.einsum("ij,ij->i", X, X)
+    labels = np.empty(X.shape[0], dtype=np.int64)
+    flag = np.zeros(1, dtype=np.int64)
+    errors: list = []
+
+    def work():
+        try:
+            nb.mdav_rounds(X, norms, k, labels, flag)
+        except BaseException as exc:  # pragma: no cover  (a kernel bug)
+            errors.append(exc)
+
+    t = threading.Thread(target=work, daemon=True, name="pysdcmicro-mdav")
+    t.start()
+    why = ""
+    try:
+        while t.is_alive():
+            t.join(0.05)
+            if t.is_alive() and ctx.expired():
+                flag[0] = 1
+                why = "time limit reached"
+    except KeyboardInterrupt:
+        flag[0] = 1
+        why = "interrupted (Ctrl-C)"
+        t.join()
+    if errors:  # pragma: no cover
+        raise errors[0]
+    if (labels < 0).any():
+        left = int((labels < 0).sum())
+        _fill_rest(X, labels, k)
+        return Solution(labels=labels, status="limit",
+                        message=f"{why}: MDAV stopped with {left} records left, grouped by a quick "
+                                "principal-axis split")
+    return Solution(labels=labels, status="done")
+
+
 @register_method("mdav", summary="MDAV, fixed group size k, exactly as sdcMicro and mu-ARGUS run it")
 def _mdav_solver(Z: np.ndarray, k: int, ctx: Context) -> Solution:
+    nb = _kernels() if Z.size >= _COMPILED_MIN_WORK else None
+    if nb is not None:
+        return _compiled_solve(nb, Z, k, ctx)
     labels = mdav_labels(Z, k)
     return Solution(labels=labels, status="done")
 
