@@ -1,9 +1,13 @@
 """Compiled MDAV rounds (numba; imported only when numba is installed).
 
-The rounds of :func:`._mdav._mdav_dense_labels` fused into passes over the remaining
-records: one pass for the record farthest from the centroid, one for the record farthest
-from r together with r's k nearest, one for s's k nearest; no temporaries, no partial
-sorts. Distances are ``|x|^2 - 2 x.y + |y|^2`` with the dot product accumulated coordinate
+The rounds of :func:`._mdav._dense_labels` fused into passes over the remaining records:
+one pass for the record farthest from r together with r's k nearest, one for s's k
+nearest; no temporaries, no partial sorts. The record farthest from the centroid usually
+needs no pass: the records are kept sorted by distance to a pivot ``c0`` (an earlier
+centroid) and, by the triangle inequality ``|x - c| <= |x - c0| + |c - c0|``, only the few
+near the top of that list can win (with a margin far above the rounding of the distances,
+so exact ties are never cut off); a full pass and a new pivot when the list does not decide
+or gets loose. Distances are ``|x|^2 - 2 x.y + |y|^2`` with the dot product accumulated coordinate
 by coordinate, so a record's value never depends on its position (a BLAS gemv's rounding
 does). Ties as in the dense code: the farthest record with the lowest index; among nearest
 records at equal distance the highest indices first.
@@ -70,6 +74,53 @@ def _values(XT, normsc, na, vec, add, vals, acc):
             vals[i] = normsc[i] - 2.0 * acc[i - b0] + add
 
 
+_TOP = 1024     # records kept in the pivot list
+_REPIVOT = 96   # evaluations in one round that make the next round re-pivot
+
+
+@njit(cache=True, nogil=True)
+def _pivot(X, XT, act, deadc, na, c, top_i, top_d):
+    """Distances of the remaining records to ``c``; the _TOP largest (record index and
+    distance, descending) into top_i / top_d. Returns (count, largest distance not kept)."""
+    d = XT.shape[0]
+    D = np.empty(na)
+    m = 0
+    for a in range(na):
+        if deadc[a]:
+            continue
+        acc = 0.0
+        for t in range(d):
+            u = XT[t, a] - c[t]
+            acc += u * u
+        D[m] = np.sqrt(acc)
+        m += 1
+    T = min(_TOP, m)
+    if T == m:
+        thr = -np.inf
+    else:
+        thr = -np.partition(-D[:m], T - 1)[T - 1]
+    cnt = 0
+    rest = 0.0
+    j = 0
+    for a in range(na):
+        if deadc[a]:
+            continue
+        v = D[j]
+        j += 1
+        if v >= thr and cnt < top_i.size:
+            top_i[cnt] = act[a]
+            top_d[cnt] = v
+            cnt += 1
+        elif v > rest:
+            rest = v
+    o = np.argsort(-top_d[:cnt], kind="mergesort")
+    ti = top_i[:cnt][o].copy()
+    td = top_d[:cnt][o].copy()
+    top_i[:cnt] = ti
+    top_d[:cnt] = td
+    return cnt, rest
+
+
 @njit(cache=True, nogil=True)
 def mdav_rounds(X, norms, k, labels, stop_flag):
     """Fill ``labels`` (groups numbered in order of creation); returns the number of
@@ -96,20 +147,77 @@ def mdav_rounds(X, norms, k, labels, stop_flag):
     acc = np.empty(_BLOCK)
     for i in range(n):
         labels[i] = -1
+    dead_rec = dead
+    top_i = np.empty(4 * _TOP, dtype=np.int64)
+    top_d = np.empty(4 * _TOP)
+    n_top = 0
+    rest = np.inf
+    head = 0
+    c0 = np.zeros(d)
+    need_pivot = True
+    big = 0.0
+    for i in range(n):
+        if norms[i] > big:
+            big = norms[i]
+    tol = 4e-9 * (big + 1.0)
     while m >= 2 * k:
         if stop_flag[0] != 0:
             return g
         three = m >= 3 * k
         for t in range(d):
             c[t] = total[t] / m
-        # r: farthest from the centroid (lowest index on ties)
-        _values(XT, normsc, na, c, 0.0, vals, acc)
+        # r: farthest from the centroid (lowest index on ties). Pruned: the records sorted by
+        # distance to a pivot c0; |x - c| <= |x - c0| + |c - c0| bounds the rest.
+        if need_pivot:
+            for t in range(d):
+                c0[t] = c[t]
+            n_top, rest = _pivot(X, XT, act, deadc, na, c, top_i, top_d)
+            head = 0
+            need_pivot = False
+        delta = 0.0
+        cc = 0.0
+        for t in range(d):
+            delta += (c[t] - c0[t]) ** 2
+            cc += c[t] * c[t]
+        delta = np.sqrt(delta)
         best = -np.inf
         r = -1
-        for a in range(na):
-            if not deadc[a] and vals[a] > best:
-                best = vals[a]
-                r = act[a]
+        evals = 0
+        concluded = False
+        q = head
+        while q < n_top and dead_rec[top_i[q]]:
+            q += 1
+        head = q
+        while q < n_top:
+            i = top_i[q]
+            if not dead_rec[i]:
+                bound = top_d[q] + delta
+                if bound * bound - cc + tol < best:
+                    concluded = True
+                    break
+                acc0 = X[i, 0] * c[0]
+                for t in range(1, d):
+                    acc0 += X[i, t] * c[t]
+                v = norms[i] - 2.0 * acc0 + 0.0
+                evals += 1
+                if v > best or (v == best and i < r):
+                    best = v
+                    r = i
+            q += 1
+        if not concluded:
+            bound = rest + delta
+            concluded = r >= 0 and bound * bound - cc + tol < best
+        if not concluded:  # the list did not decide: a full pass, and a new pivot next round
+            _values(XT, normsc, na, c, 0.0, vals, acc)
+            best = -np.inf
+            r = -1
+            for a in range(na):
+                if not deadc[a] and vals[a] > best:
+                    best = vals[a]
+                    r = act[a]
+            need_pivot = True
+        elif evals > _REPIVOT:
+            need_pivot = True
         # s: farthest from r (lowest index on ties); r's k nearest
         xx = 0.0
         for t in range(d):

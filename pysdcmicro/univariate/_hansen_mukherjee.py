@@ -191,6 +191,9 @@ def _dp(Zo: np.ndarray, k: int, m: int):
 
 
 def _backtrack(choice: np.ndarray, n: int) -> np.ndarray:
+    nb = _kernels() if n >= _COMPILED_MIN_WORK else None
+    if nb is not None:
+        return nb.backtrack(choice, n)
     runs = []
     pos = n
     while pos > 0:

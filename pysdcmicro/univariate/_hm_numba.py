@@ -8,7 +8,7 @@ from __future__ import annotations
 import numpy as np
 from numba import njit
 
-__all__ = ["dp_linear", "dp_circular"]
+__all__ = ["dp_linear", "dp_circular", "backtrack"]
 
 
 @njit(cache=True, nogil=True)
@@ -124,3 +124,17 @@ def dp_circular(C, n, k, R):
         fh[r] = hi[n]
         fl[r] = lo[n]
     return fh, fl, choice
+
+
+@njit(cache=True, nogil=True)
+def backtrack(choice, n):
+    """Run sizes in order, from the DP's choices (the pointer chase, compiled)."""
+    runs = np.empty(n, dtype=np.int64)
+    cnt = 0
+    pos = n
+    while pos > 0:
+        s = choice[pos]
+        runs[cnt] = s
+        cnt += 1
+        pos -= s
+    return runs[:cnt][::-1].copy()
