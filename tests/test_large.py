@@ -510,3 +510,16 @@ def test_ctrl_c_with_worker_processes_returns_fast_without_worker_tracebacks(tmp
     _, status, min_size, _ = result[0].split()
     assert status == "limit" and int(min_size) >= 5
     assert elapsed < 15, elapsed  # target 5 s; generous for a loaded CI machine
+
+
+def test_interrupt_in_the_repair_keeps_the_partition_so_far():
+    X = make_synthetic(3000, 3, rng=3)
+
+    def progress(event):
+        if event.stage.startswith("repair") and event.iteration:
+            raise KeyboardInterrupt
+
+    res = microaggregate(X, 4, blocks=300, n_jobs=1, rng=0, progress=progress)
+    assert_k_partition(res.labels, 3000, 4)
+    assert res.status == "limit"
+    assert "interrupted (Ctrl-C) during border repair" in res.message

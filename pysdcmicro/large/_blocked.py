@@ -363,3 +363,118 @@ def quick_labels(Z: np.ndarray, k: int) -> np.ndarray:
     labels = np.empty(n, dtype=np.int64)
     labels[order] = np.minimum(np.arange(n) // k, g - 1)
     return labels
+
+
+def _group_stats(Z: np.ndarray, labels: np.ndarray):
+    g = int(labels.max()) + 1
+    sizes = np.bincount(labels, minlength=g)
+    C = np.empty((g, Z.shape[1]))
+    for j in range(Z.shape[1]):
+        C[:, j] = np.bincount(labels, weights=Z[:, j], minlength=g)
+    live = sizes > 0
+    C[live] /= sizes[live, None]
+    return sizes, C, live
+
+
+def _repair(plan: BlockPlan, Z, k, ctx, labels, strata, executor, memory, local_pid, info):
+    """Border-repair passes over windows of whole groups. Never raises the SSE."""
+    window_size = plan.window_size or plan.block_size
+    status, message = "done", ""
+    started_all = time.monotonic()
+    for p in range(plan.repair_passes):
+        if ctx.expired():
+            status, message = "limit", f"time limit reached before border-repair pass {p + 1}"
+            break
+        started = time.monotonic()
+        sizes, C, live = _group_stats(Z, labels)
+        order = np.argsort(labels, kind="stable")
+        starts = np.concatenate([[0], np.cumsum(sizes)])
+        gids = np.flatnonzero(live)
+        if strata is not None:
+            first = np.full(sizes.size, labels.size)
+            np.minimum.at(first, labels, np.arange(labels.size))
+            group_root = strata[first[gids]]
+            sets = [gids[group_root == s] for s in np.unique(group_root)]
+        else:
+            sets = [gids]
+        windows: list[np.ndarray] = []
+        q = _QUANTILES[p % len(_QUANTILES)]
+        for ids in sets:
+            for w in group_windows(C[ids], sizes[ids], window_size, q):
+                if w.size >= 2:
+                    windows.append(ids[w])
+        n_win = len(windows)
+        seeds = [int(s) for s in ctx.rng.integers(0, 2**63 - 1, size=n_win, dtype=np.int64)]
+        before_pass = sse_of(Z, labels)
+        improved = [0]
+        done = [0]
+        next_id = [int(labels.max()) + 1]
+        phase = ctx.deadline.child(fraction=1.0 / max(1, plan.repair_passes - p))
+
+        def window_rows(win: np.ndarray) -> np.ndarray:
+            return np.concatenate([order[starts[g]:starts[g + 1]] for g in win])
+
+        def local(win: np.ndarray, rows: np.ndarray) -> np.ndarray:
+            lookup = np.empty(int(win.max()) + 1, dtype=np.int64)
+            lookup[win] = np.arange(win.size)
+            return lookup[labels[rows]]
+
+        def make_args(i: int) -> tuple:
+            rows = window_rows(windows[i])
+            return (Z[rows], local(windows[i], rows), k, plan.repair, plan.repair_options, seeds[i],
+                    _task_seconds(phase, executor.workers, n_win - i))
+
+        def on_done(i: int, result: dict) -> None:
+            memory.add(result, local_pid)
+            done[0] += 1
+            new = result.get("labels")
+            if new is not None:
+                win = windows[i]
+                rows = window_rows(win)
+                new = np.asarray(new, dtype=np.int64)
+                if new.shape == rows.shape and new.min() >= 0:
+                    counts = np.bincount(new)
+                    used = counts[counts > 0]
+                    Zw = Z[rows]
+                    old_sse = sse_of(Zw, local(win, rows))
+                    new_sse = sse_of(Zw, new)
+                    if used.min() >= k and new_sse < old_sse - 1e-12 * max(1.0, old_sse):
+                        ids = np.unique(new)
+                        mapping = np.empty(int(ids.max()) + 1, dtype=np.int64)
+                        reuse = min(ids.size, win.size)
+                        mapping[ids[:reuse]] = win[:reuse]
+                        if ids.size > reuse:
+                            extra = ids.size - reuse
+                            mapping[ids[reuse:]] = np.arange(next_id[0], next_id[0] + extra)
+                            next_id[0] += extra
+                        labels[rows] = mapping[new]
+                        improved[0] += 1
+            if done[0] == n_win or done[0] % max(1, n_win // 20) == 0:
+                ctx.report(stage=f"repair {p + 1}/{plan.repair_passes}", iteration=done[0],
+                           windows=f"{done[0]}/{n_win}")
+
+        try:
+            executor.run(improve_window_task, n_win, make_args, on_done)
+        except KeyboardInterrupt:
+            ctx.deadline.stop()
+            executor.close(cancel=True)
+            status, message = "limit", "interrupted (Ctrl-C) during border repair: best partition so far"
+            info["passes"].append({"windows": n_win, "windows_done": done[0], "improved": improved[0],
+                                   "interrupted": True})
+            break
+        after_pass = sse_of(Z, labels)
+        if after_pass > before_pass + 1e-9 * max(1.0, before_pass):  # pragma: no cover  (guarded per window)
+            raise RuntimeError("border repair raised the SSE")
+        pass_info = {"windows": n_win, "improved": improved[0], "quantile": q,
+                     "sse_before": before_pass, "sse_after": after_pass,
+                     "seconds": time.monotonic() - started}
+        il = ctx._il(after_pass)
+        if il is not None:
+            pass_info["information_loss_after"] = il
+        info["passes"].append(pass_info)
+        ctx.report(stage=f"repair {p + 1}/{plan.repair_passes}", sse=after_pass, windows=f"{n_win}/{n_win}")
+        if ctx.expired() and p + 1 < plan.repair_passes:
+            status, message = "limit", f"time limit reached after border-repair pass {p + 1}"
+            break
+    info["seconds"] = time.monotonic() - started_all
+    return labels, status, message

@@ -39,7 +39,7 @@ __all__ = ["optimal_runs", "run_costs", "circular_runs", "have_compiled_kernel"]
 _CHUNK = 1 << 15
 #: Below this many cost evaluations (n x sizes) the numpy path is used even with numba
 #: (compiling the kernel the first time costs about a second; cached afterwards).
-_COMPILED_MIN_WORK = 200_000
+_COMPILED_MIN_WORK = 1_000
 
 _NB = None  # compiled kernels, or False when numba is unavailable / disabled
 
