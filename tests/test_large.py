@@ -434,3 +434,92 @@ def test_cli_bad_blocks_option(tmp_path):
     proc = _cli("microaggregate", src, "--k", 2, "--blocks", "many")
     assert proc.returncode == 2
     assert proc.stderr.strip() == "pysdcmicro: error: --blocks must be auto, none or a block size (integer); got 'many'."
+
+
+# --------------------------------------------------------------------------- Ctrl-C (issue 19 item 4, issue 20)
+
+def test_interrupt_in_the_block_phase_keeps_solved_blocks_and_splits_the_rest():
+    X = make_synthetic(3000, 3, rng=2)
+    seen = []
+
+    def progress(event):
+        if event.stage == "blocks" and event.iteration:
+            seen.append(event.iteration)
+            if len(seen) == 3:
+                raise KeyboardInterrupt
+
+    res = microaggregate(X, 4, blocks=300, n_jobs=1, rng=0, progress=progress)
+    assert_k_partition(res.labels, 3000, 4)
+    assert res.status == "limit"
+    assert "interrupted (Ctrl-C) during the block phase" in res.message
+    assert res.info["repair"]["skipped"] == "interrupted (Ctrl-C)"
+
+
+def test_quick_labels_is_a_k_partition():
+    rng = np.random.default_rng(0)
+    for n in (4, 7, 8, 9, 23, 100):
+        lab = _blocked.quick_labels(rng.normal(size=(n, 3)), 4)
+        assert_k_partition(lab, n, 4)
+
+
+_CTRL_C_SCRIPT = r"""
+import sys, time
+import numpy as np
+from pysdcmicro import microaggregate
+from pysdcmicro.datasets import make_synthetic
+
+def progress(event):
+    if event.stage == "blocks" and event.iteration == 1:
+        print("FIRST", flush=True)
+
+if __name__ == "__main__":
+    X = make_synthetic(int(sys.argv[1]), 5, rng=0)
+    res = microaggregate(X, 5, blocks=int(sys.argv[2]), n_jobs=2, rng=0, progress=progress)
+    sizes = np.bincount(res.labels)
+    print("RESULT", res.status, int(sizes.min()), time.monotonic(), flush=True)
+"""
+
+
+@pytest.mark.slow
+def test_ctrl_c_with_worker_processes_returns_fast_without_worker_tracebacks(tmp_path):
+    """SIGINT to the whole process group (what a terminal's Ctrl-C does): the run returns
+    its partition with status "limit" within a few seconds, and no worker prints a traceback."""
+    import os
+    import signal
+    import subprocess
+    import sys
+    import time
+
+    script = tmp_path / "run.py"
+    script.write_text(_CTRL_C_SCRIPT)
+    proc = subprocess.Popen([sys.executable, str(script), "60000", "4000"], stdout=subprocess.PIPE,
+                            stderr=subprocess.PIPE, text=True, start_new_session=True)
+    try:
+        line = proc.stdout.readline()
+        assert line.startswith("FIRST"), (line, proc.stderr.read())
+        sent = time.monotonic()
+        os.killpg(proc.pid, signal.SIGINT)
+        out, err = proc.communicate(timeout=60)
+        elapsed = time.monotonic() - sent
+    finally:
+        if proc.poll() is None:
+            os.killpg(proc.pid, signal.SIGKILL)
+    assert "Traceback" not in err, err
+    result = [ln for ln in out.splitlines() if ln.startswith("RESULT")]
+    assert result, (out, err)
+    _, status, min_size, _ = result[0].split()
+    assert status == "limit" and int(min_size) >= 5
+    assert elapsed < 15, elapsed  # target 5 s; generous for a loaded CI machine
+
+
+def test_interrupt_in_the_repair_keeps_the_partition_so_far():
+    X = make_synthetic(3000, 3, rng=3)
+
+    def progress(event):
+        if event.stage.startswith("repair") and event.iteration:
+            raise KeyboardInterrupt
+
+    res = microaggregate(X, 4, blocks=300, n_jobs=1, rng=0, progress=progress)
+    assert_k_partition(res.labels, 3000, 4)
+    assert res.status == "limit"
+    assert "interrupted (Ctrl-C) during border repair" in res.message

@@ -77,3 +77,52 @@ def test_never_below_brute_force_optimum(seed, k):
     opt, _ = brute_force_optimum(zscore(X), k)
     assert res.sse >= opt - 1e-9
     assert naive_sse(zscore(X), res.labels) == pytest.approx(res.sse)
+
+
+# --------------------------------------------------------------------------- compiled rounds (issue 20)
+from pysdcmicro.constructive import _mdav as _mdav_mod  # noqa: E402
+
+_needs_numba = pytest.mark.skipif(_mdav_mod._kernels() is None, reason="numba not installed")
+
+
+@_needs_numba
+@pytest.mark.parametrize("kind", ["gaussian", "duplicates", "grid", "clustered"])
+@pytest.mark.parametrize("seed", range(8))
+def test_compiled_rounds_equal_numpy_rounds(kind, seed):
+    """Same groups as the numpy rounds (which equal sdcMicro's), ties included."""
+    rng = np.random.default_rng(seed)
+    n, d, k = int(rng.integers(12, 700)), int(rng.integers(1, 7)), int(rng.integers(2, 6))
+    Z = rng.normal(size=(n, d))
+    if kind == "duplicates":
+        Z = Z[rng.integers(0, max(n // 3, 1), size=n)]
+    elif kind == "grid":
+        Z = np.round(Z * 2) / 2
+    elif kind == "clustered":
+        Z = rng.normal(size=(5, d))[rng.integers(0, 5, size=n)] * 10 + Z * 0.1
+    dense = _mdav_mod._dense_labels(Z, k)
+    compiled = _mdav_mod._compiled_labels(_mdav_mod._kernels(), Z, k)
+    assert np.array_equal(dense, compiled)
+
+
+@_needs_numba
+def test_compiled_rounds_stop_early():
+    import threading
+
+    Z = np.random.default_rng(0).normal(size=(3000, 4))
+    ev = threading.Event()
+    ev.set()
+    labels = _mdav_mod._compiled_labels(_mdav_mod._kernels(), Z, 3, stop=ev)
+    assert (labels == -1).any()
+    grouped = labels[labels >= 0]
+    if grouped.size:
+        assert np.bincount(grouped).min() >= 3
+
+
+@_needs_numba
+def test_compiled_mdav_honours_an_expired_deadline_with_a_valid_partition():
+    from pysdcmicro._context import Context
+
+    Z = np.random.default_rng(1).normal(size=(60_000, 2))
+    sol = _mdav_mod._compiled_solve(_mdav_mod._kernels(), Z, 5, Context(0, 1e-9))
+    assert sol.status == "limit" and "records left" in sol.message
+    assert_k_partition(sol.labels, 60_000, 5)

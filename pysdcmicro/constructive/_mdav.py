@@ -50,8 +50,39 @@ def _nearest(dist: np.ndarray, k: int) -> np.ndarray:
     return np.concatenate([below, ties[ties.size - (k - below.size):]])
 
 
-def mdav_labels(Z: np.ndarray, k: int, *, order: list | None = None) -> np.ndarray:
+#: Records x columns from which the compiled rounds (numba, when installed) are used: where
+#: they pay even counting the one-time compile (measured: about 2 minutes under load
+#: 8; cached on disk afterwards, 0.3 s), and where the default blocks of the large-data path
+#: (10 000 x 10) start.
+_COMPILED_MIN_WORK = 100_000
+_NB = None
+
+
+def _kernels():
+    global _NB
+    if _NB is None:
+        import os
+
+        _NB = False
+        if not os.environ.get("PYSDCMICRO_NO_NUMBA"):
+            try:
+                from . import _mdav_numba
+                _NB = _mdav_numba
+            except Exception:  # numba missing or unusable: the numpy rounds serve
+                pass
+    return _NB or None
+
+
+def mdav_labels(Z: np.ndarray, k: int, *, order: list | None = None, stop=None) -> np.ndarray:
     """Group labels of fixed-size MDAV on ``Z`` (rows = records, already scaled).
+
+    With numba installed and no ``order`` requested, large inputs run the compiled rounds
+    (:mod:`._mdav_numba`: three fused passes per round, about 3-5x faster); they return the
+    same groups as the numpy rounds except where two distinct records' distances differ by
+    a rounding error (BLAS rounds a dot product differently by the row's position in the
+    call; the compiled rounds do not). Tested equal on random, duplicated and grid data.
+    ``stop`` (a ``threading.Event``, compiled rounds only) ends the rounds early; the
+    records not grouped by then get the label -1.
 
     Parameters
     ----------
@@ -66,6 +97,41 @@ def mdav_labels(Z: np.ndarray, k: int, *, order: list | None = None) -> np.ndarr
     -------
     labels : ndarray of int64, groups numbered in order of creation.
     """
+    nb = _kernels() if order is None and Z.size >= _COMPILED_MIN_WORK else None
+    if nb is not None:
+        return _compiled_labels(nb, Z, k, stop)
+    return _dense_labels(Z, k, order=order)
+
+
+def _compiled_labels(nb, Z, k, stop=None):
+    X = np.array(Z, dtype=np.float64, order="C", copy=True)
+    norms = np.einsum("ij,ij->i", X, X)
+    labels = np.empty(X.shape[0], dtype=np.int64)
+    flag = np.zeros(1, dtype=np.int64)
+    if stop is None:
+        nb.mdav_rounds(X, norms, k, labels, flag)
+        return labels
+    import threading
+
+    done = threading.Event()
+
+    def watch():
+        while not done.is_set():
+            if stop.wait(0.05):
+                flag[0] = 1
+                return
+
+    w = threading.Thread(target=watch, daemon=True)
+    w.start()
+    try:
+        nb.mdav_rounds(X, norms, k, labels, flag)  # nogil: the watcher runs alongside
+    finally:
+        done.set()
+    return labels
+
+
+def _dense_labels(Z: np.ndarray, k: int, *, order: list | None = None) -> np.ndarray:
+    """The numpy rounds (see the module docstring); ``order`` as in :func:`mdav_labels`."""
     n = Z.shape[0]
     labels = np.empty(n, dtype=np.int64)
     idx = np.arange(n)
@@ -116,8 +182,70 @@ def mdav_labels(Z: np.ndarray, k: int, *, order: list | None = None) -> np.ndarr
     return labels
 
 
+def _fill_rest(Z: np.ndarray, labels: np.ndarray, k: int) -> None:
+    """Group the records still labelled -1 (an interrupted run) in runs of k along their first
+    principal axis (the last run takes the remainder; fewer than 2k left: one group)."""
+    rest = np.flatnonzero(labels < 0)
+    if rest.size == 0:
+        return
+    g = int(labels.max()) + 1
+    if rest.size < 2 * k:
+        labels[rest] = g
+        return
+    R = Z[rest] - Z[rest].mean(axis=0)
+    _, _, vt = np.linalg.svd(R[:: max(1, rest.size // 20000)], full_matrices=False)
+    order = np.argsort(R @ vt[0], kind="stable")
+    runs = np.minimum(np.arange(rest.size) // k, rest.size // k - 1)
+    labels[rest[order]] = g + runs
+
+
+def _compiled_solve(nb, Z: np.ndarray, k: int, ctx: Context) -> Solution:
+    """The compiled rounds in a helper thread (they release the GIL), so that this thread
+    stays responsive: Ctrl-C or the deadline stops the rounds within one round, and the
+    records not yet grouped are split quickly (status "limit")."""
+    import threading
+
+    X = np.array(Z, dtype=np.float64, order="C", copy=True)
+    norms = np.einsum("ij,ij->i", X, X)
+    labels = np.empty(X.shape[0], dtype=np.int64)
+    flag = np.zeros(1, dtype=np.int64)
+    errors: list = []
+
+    def work():
+        try:
+            nb.mdav_rounds(X, norms, k, labels, flag)
+        except BaseException as exc:  # pragma: no cover  (a kernel bug)
+            errors.append(exc)
+
+    t = threading.Thread(target=work, daemon=True, name="pysdcmicro-mdav")
+    t.start()
+    why = ""
+    try:
+        while t.is_alive():
+            t.join(0.05)
+            if t.is_alive() and ctx.expired():
+                flag[0] = 1
+                why = "time limit reached"
+    except KeyboardInterrupt:
+        flag[0] = 1
+        why = "interrupted (Ctrl-C)"
+        t.join()
+    if errors:  # pragma: no cover
+        raise errors[0]
+    if (labels < 0).any():
+        left = int((labels < 0).sum())
+        _fill_rest(X, labels, k)
+        return Solution(labels=labels, status="limit",
+                        message=f"{why}: MDAV stopped with {left} records left, grouped by a quick "
+                                "principal-axis split")
+    return Solution(labels=labels, status="done")
+
+
 @register_method("mdav", summary="MDAV, fixed group size k, exactly as sdcMicro and mu-ARGUS run it")
 def _mdav_solver(Z: np.ndarray, k: int, ctx: Context) -> Solution:
+    nb = _kernels() if Z.size >= _COMPILED_MIN_WORK else None
+    if nb is not None:
+        return _compiled_solve(nb, Z, k, ctx)
     labels = mdav_labels(Z, k)
     return Solution(labels=labels, status="done")
 
@@ -170,3 +298,4 @@ def mdav(X, k, *, variables=None, scaling="standardize", improve=None, rng=None,
 
     return microaggregate(X, k, method="mdav", variables=variables, scaling=scaling, improve=improve,
                           rng=rng, time_limit=time_limit, progress=progress)
+

@@ -22,8 +22,11 @@
    pass are disjoint, so they run in parallel; passes alternate the cut quantiles.
 
 The result is a k-partition of the whole data set; IL is computed over the whole data set.
-Ctrl-C during the block phase stops the run (no partition of every record exists yet);
-during the repair it returns the partition so far with status ``"limit"``. A time limit is
+Ctrl-C stops the worker processes at once (they ignore SIGINT themselves, so no worker
+traceback) and returns with status ``"limit"``: during the block phase the blocks solved so
+far are kept and every other block is grouped by a quick split along its column of largest
+spread (runs of k records; O(B log B) per block), with no repair; during the repair the
+partition so far is kept. A time limit is
 shared: 60 % for the blocks, the rest for the repair passes; blocks not yet solved when it
 expires still get their method's quick partition (every record needs a group), repair
 windows are then skipped.
@@ -234,7 +237,7 @@ def solve_blocked(plan: BlockPlan, Z: np.ndarray, k: int, ctx, *, method: Any, o
     local_pid = os.getpid()
     block_info: dict = {"count": n_blocks, "block_size": plan.block_size}
     try:
-        block_labels, statuses, messages, seconds = _solve_blocks(
+        block_labels, statuses, messages, seconds, interrupted = _solve_blocks(
             blocks, Z, k, ctx, executor, memory, local_pid, method_ref, options, improve, improve_options,
             share=0.6 if plan.repair is not None and plan.repair_passes else 1.0)
     except BaseException:
@@ -257,8 +260,19 @@ def solve_blocked(plan: BlockPlan, Z: np.ndarray, k: int, ctx, *, method: Any, o
     })
     status = "limit" if "limit" in counts else "done"
     message_parts = []
-    if status == "limit":
+    if interrupted:
+        quick = counts.get("interrupted", 0)
+        message_parts.append(f"interrupted (Ctrl-C) during the block phase: {n_blocks - quick} of {n_blocks} "
+                             f"blocks solved, {quick} grouped by a quick split along one column; no border repair")
+        block_info["interrupted"] = True
+        status = "limit"
+    elif status == "limit":
         message_parts.append(f"{counts['limit']} of {n_blocks} blocks stopped by the time limit")
+    if interrupted:  # return at once: the result's own IL is computed by the caller
+        info = {"blocks": block_info | executor.describe(), "memory": memory.info(),
+                "repair": {"improver": plan.settings()["repair"], "passes": [], "skipped": "interrupted (Ctrl-C)"}}
+        executor.close(cancel=True)
+        return labels, "limit", "; ".join(message_parts), None, info
     block_sse = sse_of(Z, labels)
     ctx.report(stage="blocks", sse=block_sse, blocks=f"{n_blocks}/{n_blocks}")
     repair_info: dict = {"improver": plan.settings()["repair"], "options": dict(plan.repair_options), "passes": []}
@@ -317,12 +331,38 @@ def _solve_blocks(blocks, Z, k, ctx, executor, memory, local_pid, method, option
         ctx.report(stage="blocks", iteration=done[0], blocks=f"{done[0]}/{n_blocks}",
                    records=int(blocks[i].size))
 
-    executor.run(solve_block_task, n_blocks, make_args, on_done)
+    interrupted = False
+    try:
+        executor.run(solve_block_task, n_blocks, make_args, on_done)
+    except KeyboardInterrupt:
+        ctx.deadline.stop()
+        executor.close(cancel=True)
+        interrupted = True
+        for i in range(n_blocks):
+            if out[i] is None:
+                out[i] = {"labels": quick_labels(Z[blocks[i]], k), "status": "interrupted",
+                          "message": "interrupted (Ctrl-C): quick split"}
     labels = [r["labels"] for r in out]
     for rows, lab in zip(blocks, labels):
         if lab.shape != (rows.size,):  # pragma: no cover  (a core bug; _solve_block checks it)
             raise RuntimeError("a block returned labels of the wrong length")
-    return labels, [r["status"] for r in out], [r["message"] for r in out], time.monotonic() - started
+    return (labels, [r["status"] for r in out], [r["message"] for r in out], time.monotonic() - started,
+            interrupted)
+
+
+def quick_labels(Z: np.ndarray, k: int) -> np.ndarray:
+    """A k-partition in O(n d + n log n): runs of k records along the column of largest
+    spread (the last run takes the remainder, k..2k-1 records). What an interrupted block
+    gets: it must be quick, not good."""
+    n = Z.shape[0]
+    if n < 2 * k:
+        return np.zeros(n, dtype=np.int64)
+    col = int(np.argmax(Z.max(axis=0) - Z.min(axis=0)))
+    order = np.argsort(Z[:, col], kind="stable")
+    g = n // k
+    labels = np.empty(n, dtype=np.int64)
+    labels[order] = np.minimum(np.arange(n) // k, g - 1)
+    return labels
 
 
 def _group_stats(Z: np.ndarray, labels: np.ndarray):
@@ -417,6 +457,7 @@ def _repair(plan: BlockPlan, Z, k, ctx, labels, strata, executor, memory, local_
             executor.run(improve_window_task, n_win, make_args, on_done)
         except KeyboardInterrupt:
             ctx.deadline.stop()
+            executor.close(cancel=True)
             status, message = "limit", "interrupted (Ctrl-C) during border repair: best partition so far"
             info["passes"].append({"windows": n_win, "windows_done": done[0], "improved": improved[0],
                                    "interrupted": True})

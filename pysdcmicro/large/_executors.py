@@ -42,6 +42,18 @@ class _worker_environment:
             os.environ.pop(name, None)
 
 
+def _worker_init() -> None:
+    """Worker processes ignore SIGINT: Ctrl-C in a terminal reaches the whole process group,
+    and only the parent decides what to do (it stops the workers and keeps what it has), so
+    no worker prints a KeyboardInterrupt traceback."""
+    import signal
+
+    try:
+        signal.signal(signal.SIGINT, signal.SIG_IGN)
+    except (ValueError, OSError):  # pragma: no cover  (not the main thread / no signals)
+        pass
+
+
 def _warm_up() -> int:
     from . import _tasks  # noqa: F401  (imports numpy and pysdcmicro in the worker)
 
@@ -92,7 +104,8 @@ class ProcessExecutor:
             from concurrent.futures import ProcessPoolExecutor, wait
 
             with _worker_environment():
-                pool = ProcessPoolExecutor(max_workers=self.workers, mp_context=multiprocessing.get_context("spawn"))
+                pool = ProcessPoolExecutor(max_workers=self.workers, mp_context=multiprocessing.get_context("spawn"),
+                                           initializer=_worker_init)
                 try:
                     # Start every worker now, while their environment is set (spawned lazily otherwise).
                     wait([pool.submit(_warm_up) for _ in range(self.workers)])
@@ -146,9 +159,22 @@ class ProcessExecutor:
         return out
 
     def close(self, cancel: bool = False) -> None:
+        """Shut the pool down; with ``cancel`` (an interrupt or an error) the workers are
+        terminated at once instead of finishing the tasks they run."""
         if self._pool is not None:
-            self._pool.shutdown(wait=True, cancel_futures=cancel)
-            self._pool = None
+            pool, self._pool = self._pool, None
+            if cancel:
+                procs = list((getattr(pool, "_processes", None) or {}).values())
+                pool.shutdown(wait=False, cancel_futures=True)
+                for proc in procs:
+                    try:
+                        proc.terminate()
+                    except Exception:  # pragma: no cover  (already gone)
+                        pass
+                for proc in procs:
+                    proc.join(timeout=2)
+            else:
+                pool.shutdown(wait=True)
 
 
 class DaskExecutor:
