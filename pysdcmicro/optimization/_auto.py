@@ -1,0 +1,369 @@
+"""Method ``auto``: the best partition the time allows, without choosing a method by hand.
+
+Two regimes (issue 14):
+
+* **No time limit: a fixed amount of work** chosen from ``n``, ``d`` and ``k`` alone (no
+  clock is read), so the same seed gives the same partition on any machine:
+
+  1. MDAV, then two-swap local search: the *baseline*;
+  2. (``n <= ICSM_MAX_N``) one ICSM run from MDAV (Mortazavi and Jalili 2015);
+  3. (``n <= ICSM_MAX_N``) ``restarts`` region restarts of ICSM from the better of 1 and 2;
+  4. a lower bound from nearest neighbours (``n <= BOUND_MAX_N``; column generation's
+     dual-feasible point ``u_i = min_s a_i(s)/(2s)``), so ``gap`` is known.
+
+  Every step starts from the best partition so far and only an improvement replaces it, so
+  the answer is never worse than MDAV followed by two-swap (the baseline is a candidate).
+
+* **With a time limit: a portfolio on every core** until the deadline. This process runs
+  ICSM with restarts; worker processes run the other components: a second ICSM with restarts
+  from the baseline with its own seed, column generation (for its proven lower bound and its
+  integer answer; on a small problem or when there are 3 cores or more) and, from 4 cores, the
+  decomposition heuristic with ICSM inside. The time is cut into two epochs; at the end of the
+  first every component's best partition is compared and the ICSM searches of the second
+  epoch restart from the best one (the shared incumbent). ``info["components"]`` says what
+  each component found and in how many seconds, ``info["winner"]`` which one found the answer.
+
+The large-data path (``blocks``, more than 50 000 records) runs ``auto`` inside each block
+with ``effort="light"``: MDAV then two-swap on the block (the border repair follows).
+"""
+
+from __future__ import annotations
+
+import math
+import os
+import time
+
+import numpy as np
+
+from .._context import Context
+from .._partition import sse
+from .._registry import register_method
+from .._result import Solution
+from .._validation import check_choice, check_positive_int
+from ..constructive._mdav import mdav_labels
+
+__all__ = ["ICSM_MAX_N", "BOUND_MAX_N", "fixed_plan", "neighbour_bound"]
+
+#: Above this many records ``auto`` without a time limit stops after MDAV + two-swap
+#: (one ICSM run grows faster than n log n; blocks of the large-data path are 10 000).
+ICSM_MAX_N = 20_000
+#: The nearest-neighbour lower bound costs O(n^2 d) time (O(n k) memory); skipped above.
+BOUND_MAX_N = 20_000
+#: Column generation is in the portfolio on 2 cores only below this many records (its
+#: exact pricing converges within minutes there; above, its bound needs the whole budget
+#: of a core that ICSM uses better). From 3 cores it always has a worker.
+COLGEN_SMALL_N = 400
+
+
+def fixed_plan(n: int, d: int, k: int) -> dict:
+    """The work of ``auto`` without a time limit, from the problem's size only.
+
+    ICSM region restarts cost about the same whatever ``n`` is (a region is 30 groups), so
+    their number is fixed; it is smaller for large ``k`` (a region holds 30 k records).
+
+    >>> fixed_plan(1080, 13, 3)
+    {'icsm': True, 'restarts': 100, 'bound': True}
+    >>> fixed_plan(30_000, 10, 5)
+    {'icsm': False, 'restarts': 0, 'bound': False}
+    """
+    icsm = n <= ICSM_MAX_N and n >= 2 * k
+    restarts = 0
+    if icsm:
+        restarts = 100 if k <= 5 else 50
+    return {"icsm": icsm, "restarts": restarts, "bound": n <= BOUND_MAX_N and n >= 2 * k}
+
+
+def neighbour_bound(Z: np.ndarray, k: int) -> float:
+    """A lower bound on the SSE of every k-partition, from nearest neighbours alone.
+
+    Column generation's dual-feasible point (``nn_dual``): every group ``C`` of ``s``
+    records has ``SSE(C) >= sum_{i in C} a_i(s) / (2 s)``, ``a_i(s)`` the sum of the ``s-1``
+    smallest squared distances from record ``i``; an optimal partition has groups of
+    ``k..2k-1`` records. O(n^2 d) time, O(n k) memory.
+    """
+    from ._pricing import neighbours, nn_dual
+
+    n = Z.shape[0]
+    if n < 2 * k:
+        return 0.0
+    _, dist = neighbours(Z, min(n, 2 * k - 1))
+    return float(np.sum(nn_dual(dist, k)))
+
+
+def _improver(name: str):
+    from .. import _registry
+
+    return _registry.get_improvement(name).core
+
+
+def _baseline(Z, k, ctx) -> tuple[np.ndarray, np.ndarray, float]:
+    """MDAV and MDAV + two-swap: (mdav labels, baseline labels, baseline SSE)."""
+    m = mdav_labels(Z, k)
+    ctx.offer(m, sse(Z, m))
+    ctx.report(stage="mdav", sse=sse(Z, m))
+    sol = _improver("two-swap")(Z, m, k, ctx.child(stage="two-swap"))
+    base = np.asarray(sol.labels)
+    base_sse = sse(Z, base)
+    if base_sse > sse(Z, m):  # two-swap never raises the SSE; keep the guarantee anyway
+        base, base_sse = m, sse(Z, m)
+    ctx.offer(base, base_sse)
+    ctx.report(stage="two-swap", sse=base_sse)
+    return m, base, base_sse
+
+
+class _Best:
+    """The incumbent and who found it."""
+
+    def __init__(self, labels, value, who):
+        self.labels, self.sse, self.who = labels, float(value), who
+
+    def offer(self, labels, value, who) -> bool:
+        if value < self.sse - 1e-9 * max(1.0, abs(self.sse)):
+            self.labels, self.sse, self.who = np.asarray(labels), float(value), who
+            return True
+        return False
+
+
+def _fixed(Z, k, ctx, info) -> Solution:
+    n, d = Z.shape
+    plan = fixed_plan(n, d, k)
+    info["plan"] = plan
+    timing = info["seconds"] = {}
+    t = time.monotonic()
+    m, base, base_sse = _baseline(Z, k, ctx)
+    timing["mdav+two-swap"] = time.monotonic() - t
+    info["baseline_sse"] = base_sse
+    best = _Best(base, base_sse, "mdav+two-swap")
+    if plan["icsm"]:
+        t = time.monotonic()
+        icsm = _improver("icsm")
+        sol = icsm(Z, m, k, ctx.child(stage="icsm"))
+        best.offer(sol.labels, sse(Z, sol.labels), "icsm")
+        timing["icsm"] = time.monotonic() - t
+        if plan["restarts"]:
+            t = time.monotonic()
+            sol = icsm(Z, best.labels, k, ctx.child(stage="icsm-restarts"), max_restarts=plan["restarts"])
+            best.offer(sol.labels, sse(Z, sol.labels), f"icsm-restarts ({plan['restarts']})")
+            timing["icsm-restarts"] = time.monotonic() - t
+        ctx.offer(best.labels, best.sse)
+    lower = None
+    if plan["bound"]:
+        t = time.monotonic()
+        lower = neighbour_bound(Z, k)
+        timing["bound"] = time.monotonic() - t
+        info["bound_from"] = "nearest-neighbour bound"
+    info["winner"] = best.who
+    steps = "MDAV + two-swap" + (f", ICSM from MDAV, {plan['restarts']} ICSM restarts" if plan["icsm"] else "")
+    why = (f"no time limit: a fixed amount of work chosen from n={n}, d={d}, k={k} ({steps}), "
+           "deterministic for a seed")
+    if not plan["icsm"]:
+        why += f"; n > {ICSM_MAX_N}: MDAV + two-swap only"
+    message = f"auto: {why}; best from {best.who}"
+    return Solution(labels=best.labels, status="done", message=message, lower_bound=lower, info=info)
+
+
+# ---------------------------------------------------------------------------
+# The portfolio (time limit)
+# ---------------------------------------------------------------------------
+def _component(name: str, Z: np.ndarray, k: int, labels: np.ndarray | None, seed: int, seconds: float) -> dict:
+    """One portfolio component, run in a worker process (or in this one) for ``seconds``."""
+    started = time.monotonic()
+    ctx = Context(seed, max(0.01, seconds))
+    lower = None
+    extra: dict = {}
+    if name == "icsm-restarts":
+        sol = _improver("icsm")(Z, labels, k, ctx, max_restarts=None)
+        extra = {key: sol.info.get(key) for key in ("restarts", "improving_restarts")}
+    elif name == "column-generation":
+        from ._column_generation import solve_column_generation
+
+        seeds = [labels] if labels is not None else None
+        sol = solve_column_generation(Z, k, ctx, seeds=seeds)
+        lower = sol.lower_bound
+        extra = {key: sol.info.get(key) for key in ("iterations", "converged", "columns")}
+    elif name == "decomposition":
+        from .. import _registry
+
+        sol = _registry.get_method("decomposition").core(Z, k, ctx, local_search="icsm-restarts", processes=1)
+    else:  # pragma: no cover - names come from this module
+        raise ValueError(name)
+    out = np.asarray(sol.labels, dtype=np.int64)
+    return {"name": name, "labels": out, "sse": sse(Z, out), "lower_bound": lower, "status": sol.status,
+            "seconds": time.monotonic() - started, **extra}
+
+
+def _pool(workers: int):
+    import multiprocessing
+    from concurrent.futures import ProcessPoolExecutor
+
+    from ..large._executors import _worker_environment
+
+    with _worker_environment():
+        return ProcessPoolExecutor(max_workers=workers, mp_context=multiprocessing.get_context("spawn"))
+
+
+def _stop_pool(pool, hard: bool) -> None:
+    if pool is None:
+        return
+    procs = list(getattr(pool, "_processes", {}).values()) if hard else []
+    pool.shutdown(wait=not hard, cancel_futures=True)
+    for p in procs:  # only the workers this call started
+        if p.is_alive():
+            p.terminate()
+
+
+def _portfolio(Z, k, ctx, info, processes: int) -> Solution:
+    from ..large._executors import available_cores
+
+    n, d = Z.shape
+    cores = processes or available_cores()
+    limit = ctx.remaining()
+    timing = info["seconds"] = {}
+    components: list[dict] = []
+    info["components"] = components
+    t = time.monotonic()
+    # Workers start (spawn: a fresh interpreter imports numpy and pysdcmicro) while this
+    # process computes the baseline.
+    workers = max(0, cores - 1)
+    pool = _pool(workers) if workers else None
+    try:
+        m, base, base_sse = _baseline(Z, k, ctx)
+        timing["mdav+two-swap"] = time.monotonic() - t
+        info["baseline_sse"] = base_sse
+        best = _Best(base, base_sse, "mdav+two-swap")
+        lower = None
+        if n <= BOUND_MAX_N and not ctx.expired():
+            t = time.monotonic()
+            lower = neighbour_bound(Z, k)
+            timing["bound"] = time.monotonic() - t
+            info["bound_from"] = "nearest-neighbour bound"
+        # The worker components, by the cores there are.
+        plan = []
+        if workers >= 1:
+            plan.append("column-generation" if (n <= COLGEN_SMALL_N or workers >= 2) else "icsm-restarts")
+        if workers >= 2:
+            plan.append("icsm-restarts")
+        if workers >= 3:
+            plan.append("decomposition")
+        while len(plan) < workers:
+            plan.append("icsm-restarts")
+        info["plan"] = {"cores": cores, "this process": "icsm-restarts", "workers": plan}
+        long_running: list = []
+        epochs = 2
+        for epoch in range(epochs):
+            if ctx.expired():
+                break
+            rem = ctx.remaining()
+            # the last epoch leaves a margin for collecting the workers' answers
+            span = rem * 0.5 if epoch == 0 else max(0.0, rem - min(1.0, 0.02 * limit))
+            margin = min(1.0, 0.03 * limit)
+            futures = {}
+            if pool is not None:
+                for w, name in enumerate(plan):
+                    if name == "column-generation":
+                        if epoch > 0:
+                            continue  # one run over the whole budget, for the bound
+                        seconds = max(0.05, rem - min(2.0, 0.05 * limit))
+                        start_labels = best.labels
+                    elif name == "decomposition":
+                        if epoch > 0:
+                            continue
+                        seconds = max(0.05, rem - min(2.0, 0.05 * limit))
+                        start_labels = None
+                    else:
+                        seconds = max(0.05, span - margin)
+                        start_labels = base if epoch == 0 else best.labels
+                    f = pool.submit(_component, name, Z, k, start_labels, ctx.seed(), seconds)
+                    futures[f] = name
+                    if name in ("column-generation", "decomposition"):
+                        long_running.append((f, name))
+            # this process: ICSM with restarts (from MDAV in the first epoch, from the best after)
+            t = time.monotonic()
+            sub = ctx.child(seconds=max(0.01, span - margin), stage=f"icsm-restarts (epoch {epoch + 1})")
+            icsm = _improver("icsm")
+            start_labels = m if epoch == 0 else best.labels
+            sol = icsm(Z, start_labels, k, sub, max_restarts=None)
+            value = sse(Z, sol.labels)
+            components.append({"name": "icsm-restarts", "where": "this process", "epoch": epoch + 1,
+                               "sse": value, "seconds": time.monotonic() - t,
+                               **{key: sol.info.get(key) for key in ("restarts", "improving_restarts")}})
+            if best.offer(sol.labels, value, "icsm-restarts (this process)"):
+                ctx.offer(best.labels, best.sse)
+            # collect the workers of this epoch (column generation and decomposition run on)
+            grace = time.monotonic() + max(2.0, 0.05 * limit)
+            for f, name in list(futures.items()):
+                if name in ("column-generation", "decomposition"):
+                    continue
+                _collect(f, name, epoch, best, components, ctx, Z, grace)
+            ctx.report(stage=f"epoch {epoch + 1} done", sse=best.sse, lower_bound=lower, best=best.who)
+        # the long-running workers (column generation, decomposition): due at the deadline
+        grace = time.monotonic() + ctx.remaining() + max(2.0, 0.05 * limit)
+        for f, name in long_running:
+            res = _collect(f, name, 1, best, components, ctx, Z, grace)
+            if res is not None and res.get("lower_bound") is not None:
+                lb = float(res["lower_bound"])
+                if lower is None or lb > lower:
+                    lower = lb
+                    info["bound_from"] = "column generation"
+    finally:
+        _stop_pool(pool, hard=True)
+    timing["total"] = sum(c.get("seconds", 0.0) for c in components if c.get("where") == "this process")
+    info["winner"] = best.who
+    status = "limit"
+    note = ""
+    if lower is not None and best.sse <= lower + 1e-9 * max(1.0, best.sse):
+        status, note = "done", "; optimal: the lower bound equals the IL found"
+    message = (f"auto: time limit {limit:.4g} s: portfolio on {cores} core{'s' if cores != 1 else ''} "
+               f"(this process: ICSM with restarts; workers: {', '.join(plan) or 'none'}), "
+               f"best from {best.who}{note}")
+    return Solution(labels=best.labels, status=status, message=message, lower_bound=lower, info=info)
+
+
+def _collect(future, name, epoch, best, components, ctx, Z, until) -> dict | None:
+    """Wait for a worker's answer until ``until`` (monotonic), showing progress meanwhile."""
+    from concurrent.futures import TimeoutError as FutureTimeout
+
+    while True:
+        left = until - time.monotonic()
+        if left <= 0:
+            components.append({"name": name, "where": "worker", "epoch": epoch + 1, "status": "no answer in time"})
+            return None
+        try:
+            res = future.result(timeout=min(1.0, left))
+            break
+        except FutureTimeout:
+            ctx.report(stage=f"waiting for {name}", sse=best.sse)
+        except Exception as exc:  # a worker that failed: the others' answers still count
+            components.append({"name": name, "where": "worker", "epoch": epoch + 1,
+                               "status": f"failed: {type(exc).__name__}: {exc}"})
+            return None
+    labels = res.pop("labels")
+    res.update(where="worker", epoch=epoch + 1)
+    components.append(res)
+    if best.offer(labels, res["sse"], f"{name} (worker)"):
+        ctx.offer(best.labels, best.sse)
+    return res
+
+
+@register_method("auto", randomized=True,
+                 summary="the best partition the time allows: without time_limit a fixed, reproducible amount of "
+                         "work (MDAV + two-swap, ICSM, ICSM restarts; never worse than MDAV + two-swap); with "
+                         "time_limit a portfolio on every core (ICSM restarts, column generation for the bound, ...)")
+def _auto_solver(Z: np.ndarray, k: int, ctx: Context, *, effort: str = "full", processes: int = 0) -> Solution:
+    check_choice(effort, "effort", ("full", "light"))
+    check_positive_int(processes, "processes", minimum=0)
+    n, d = Z.shape
+    info: dict = {"effort": effort}
+    if n < 2 * k:
+        labels = np.zeros(n, dtype=np.int64)
+        return Solution(labels=labels, status="done", lower_bound=sse(Z, labels),
+                        message="auto: fewer than 2k records: one group, optimal", info=info)
+    if effort == "light":  # inside the blocks of the large-data path
+        t = time.monotonic()
+        _, base, base_sse = _baseline(Z, k, ctx)
+        info.update(winner="mdav+two-swap", seconds={"mdav+two-swap": time.monotonic() - t})
+        return Solution(labels=base, status="limit" if ctx.expired() else "done",
+                        message="auto (light): MDAV + two-swap", info=info)
+    if not ctx.deadline.limited:
+        return _fixed(Z, k, ctx, info)
+    return _portfolio(Z, k, ctx, info, processes)
