@@ -15,13 +15,13 @@ Two regimes (issue 14):
   the answer is never worse than MDAV followed by two-swap (the baseline is a candidate).
 
 * **With a time limit: a portfolio on every core** until the deadline. This process runs
-  ICSM with restarts; worker processes run the other components: a second ICSM with restarts
-  from the baseline with its own seed, column generation (for its proven lower bound and its
-  integer answer; on a small problem or when there are 3 cores or more) and, from 4 cores, the
-  decomposition heuristic with ICSM inside. The time is cut into two epochs; at the end of the
-  first every component's best partition is compared and the ICSM searches of the second
-  epoch restart from the best one (the shared incumbent). ``info["components"]`` says what
-  each component found and in how many seconds, ``info["winner"]`` which one found the answer.
+  ICSM from MDAV with restarts; worker processes start from the shared incumbent (MDAV +
+  two-swap) and run the other components: column generation (for its proven lower bound and
+  its integer answer; on a small problem or when there are 3 cores or more), ICSM with
+  restarts with its own seed and, from 4 cores, the decomposition heuristic with ICSM inside.
+  The best answer wins; ``info["components"]`` says what each component found and in how
+  many seconds, ``info["winner"]`` which one found the answer. Such runs stop by the clock,
+  so they are not reproducible even with a seed.
 
 The large-data path (``blocks``, more than 50 000 records) runs ``auto`` inside each block
 with ``effort="light"``: MDAV then two-swap on the block (the border repair follows).
@@ -165,10 +165,10 @@ def _fixed(Z, k, ctx, info) -> Solution:
 # ---------------------------------------------------------------------------
 # The portfolio (time limit)
 # ---------------------------------------------------------------------------
-def _component(name: str, Z: np.ndarray, k: int, labels: np.ndarray | None, seed: int, seconds: float) -> dict:
-    """One portfolio component, run in a worker process (or in this one) for ``seconds``."""
+def _component(name: str, Z: np.ndarray, k: int, labels: np.ndarray | None, seed: int, end_wall: float) -> dict:
+    """One portfolio component, run in a worker process until ``end_wall`` (``time.time()``)."""
     started = time.monotonic()
-    ctx = Context(seed, max(0.01, seconds))
+    ctx = Context(seed, max(0.01, end_wall - time.time()))
     lower = None
     extra: dict = {}
     if name == "icsm-restarts":
@@ -218,6 +218,8 @@ def _portfolio(Z, k, ctx, info, processes: int) -> Solution:
     n, d = Z.shape
     cores = processes or available_cores()
     limit = ctx.remaining()
+    end_wall = time.time() + limit  # the workers' common deadline (wall clock: shared by processes)
+    margin = min(1.0, 0.02 * limit)  # for handing the answers back
     timing = info["seconds"] = {}
     components: list[dict] = []
     info["components"] = components
@@ -226,6 +228,7 @@ def _portfolio(Z, k, ctx, info, processes: int) -> Solution:
     # process computes the baseline.
     workers = max(0, cores - 1)
     pool = _pool(workers) if workers else None
+    plan: list[str] = []
     try:
         m, base, base_sse = _baseline(Z, k, ctx)
         timing["mdav+two-swap"] = time.monotonic() - t
@@ -238,7 +241,6 @@ def _portfolio(Z, k, ctx, info, processes: int) -> Solution:
             timing["bound"] = time.monotonic() - t
             info["bound_from"] = "nearest-neighbour bound"
         # The worker components, by the cores there are.
-        plan = []
         if workers >= 1:
             plan.append("column-generation" if (n <= COLGEN_SMALL_N or workers >= 2) else "icsm-restarts")
         if workers >= 2:
@@ -247,59 +249,33 @@ def _portfolio(Z, k, ctx, info, processes: int) -> Solution:
             plan.append("decomposition")
         while len(plan) < workers:
             plan.append("icsm-restarts")
-        info["plan"] = {"cores": cores, "this process": "icsm-restarts", "workers": plan}
-        long_running: list = []
-        epochs = 2
-        for epoch in range(epochs):
-            if ctx.expired():
-                break
-            rem = ctx.remaining()
-            # the last epoch leaves a margin for collecting the workers' answers
-            span = rem * 0.5 if epoch == 0 else max(0.0, rem - min(1.0, 0.02 * limit))
-            margin = min(1.0, 0.03 * limit)
-            futures = {}
-            if pool is not None:
-                for w, name in enumerate(plan):
-                    if name == "column-generation":
-                        if epoch > 0:
-                            continue  # one run over the whole budget, for the bound
-                        seconds = max(0.05, rem - min(2.0, 0.05 * limit))
-                        start_labels = best.labels
-                    elif name == "decomposition":
-                        if epoch > 0:
-                            continue
-                        seconds = max(0.05, rem - min(2.0, 0.05 * limit))
-                        start_labels = None
-                    else:
-                        seconds = max(0.05, span - margin)
-                        start_labels = base if epoch == 0 else best.labels
-                    f = pool.submit(_component, name, Z, k, start_labels, ctx.seed(), seconds)
-                    futures[f] = name
-                    if name in ("column-generation", "decomposition"):
-                        long_running.append((f, name))
-            # this process: ICSM with restarts (from MDAV in the first epoch, from the best after)
-            t = time.monotonic()
-            sub = ctx.child(seconds=max(0.01, span - margin), stage=f"icsm-restarts (epoch {epoch + 1})")
-            icsm = _improver("icsm")
-            start_labels = m if epoch == 0 else best.labels
-            sol = icsm(Z, start_labels, k, sub, max_restarts=None)
+        info["plan"] = {"cores": cores, "this process": "icsm-restarts from MDAV", "workers": plan}
+        futures = []
+        if pool is not None and not ctx.expired():
+            for name in plan:
+                # the shared incumbent: every worker starts from the best partition so far
+                try:
+                    f = pool.submit(_component, name, Z, k, best.labels, ctx.seed(), end_wall - margin)
+                except Exception as exc:  # workers cannot start (e.g. no __main__ guard): go on alone
+                    info["workers_failed"] = f"{type(exc).__name__}: {exc}"
+                    break
+                futures.append((f, name))
+        # this process: ICSM from MDAV, then restarts until the deadline
+        t = time.monotonic()
+        sub = ctx.child(seconds=max(0.01, ctx.remaining() - margin), stage="icsm-restarts")
+        if not ctx.expired():
+            sol = _improver("icsm")(Z, m, k, sub, max_restarts=None)
             value = sse(Z, sol.labels)
-            components.append({"name": "icsm-restarts", "where": "this process", "epoch": epoch + 1,
-                               "sse": value, "seconds": time.monotonic() - t,
+            components.append({"name": "icsm-restarts", "where": "this process", "from": "mdav",
+                               "sse": value, "seconds": time.monotonic() - t, "status": sol.status,
                                **{key: sol.info.get(key) for key in ("restarts", "improving_restarts")}})
             if best.offer(sol.labels, value, "icsm-restarts (this process)"):
                 ctx.offer(best.labels, best.sse)
-            # collect the workers of this epoch (column generation and decomposition run on)
-            grace = time.monotonic() + max(2.0, 0.05 * limit)
-            for f, name in list(futures.items()):
-                if name in ("column-generation", "decomposition"):
-                    continue
-                _collect(f, name, epoch, best, components, ctx, Z, grace)
-            ctx.report(stage=f"epoch {epoch + 1} done", sse=best.sse, lower_bound=lower, best=best.who)
-        # the long-running workers (column generation, decomposition): due at the deadline
-        grace = time.monotonic() + ctx.remaining() + max(2.0, 0.05 * limit)
-        for f, name in long_running:
-            res = _collect(f, name, 1, best, components, ctx, Z, grace)
+        timing["icsm-restarts (this process)"] = time.monotonic() - t
+        # the workers' answers, due at the deadline
+        until = time.monotonic() + max(0.0, ctx.remaining()) + min(2.0, 0.04 * limit)
+        for f, name in futures:
+            res = _collect(f, name, best, components, ctx, until)
             if res is not None and res.get("lower_bound") is not None:
                 lb = float(res["lower_bound"])
                 if lower is None or lb > lower:
@@ -307,26 +283,25 @@ def _portfolio(Z, k, ctx, info, processes: int) -> Solution:
                     info["bound_from"] = "column generation"
     finally:
         _stop_pool(pool, hard=True)
-    timing["total"] = sum(c.get("seconds", 0.0) for c in components if c.get("where") == "this process")
     info["winner"] = best.who
     status = "limit"
     note = ""
     if lower is not None and best.sse <= lower + 1e-9 * max(1.0, best.sse):
         status, note = "done", "; optimal: the lower bound equals the IL found"
     message = (f"auto: time limit {limit:.4g} s: portfolio on {cores} core{'s' if cores != 1 else ''} "
-               f"(this process: ICSM with restarts; workers: {', '.join(plan) or 'none'}), "
-               f"best from {best.who}{note}")
+               f"(this process: ICSM with restarts from MDAV; workers from MDAV + two-swap: "
+               f"{', '.join(plan) or 'none'}), best from {best.who}{note}")
     return Solution(labels=best.labels, status=status, message=message, lower_bound=lower, info=info)
 
 
-def _collect(future, name, epoch, best, components, ctx, Z, until) -> dict | None:
+def _collect(future, name, best, components, ctx, until) -> dict | None:
     """Wait for a worker's answer until ``until`` (monotonic), showing progress meanwhile."""
     from concurrent.futures import TimeoutError as FutureTimeout
 
     while True:
         left = until - time.monotonic()
         if left <= 0:
-            components.append({"name": name, "where": "worker", "epoch": epoch + 1, "status": "no answer in time"})
+            components.append({"name": name, "where": "worker", "status": "no answer in time"})
             return None
         try:
             res = future.result(timeout=min(1.0, left))
@@ -334,11 +309,11 @@ def _collect(future, name, epoch, best, components, ctx, Z, until) -> dict | Non
         except FutureTimeout:
             ctx.report(stage=f"waiting for {name}", sse=best.sse)
         except Exception as exc:  # a worker that failed: the others' answers still count
-            components.append({"name": name, "where": "worker", "epoch": epoch + 1,
+            components.append({"name": name, "where": "worker",
                                "status": f"failed: {type(exc).__name__}: {exc}"})
             return None
     labels = res.pop("labels")
-    res.update(where="worker", epoch=epoch + 1)
+    res.update(where="worker")
     components.append(res)
     if best.offer(labels, res["sse"], f"{name} (worker)"):
         ctx.offer(best.labels, best.sse)
