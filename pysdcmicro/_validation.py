@@ -435,13 +435,14 @@ def check_rng(rng: Any, name: str = "rng") -> Any:
     The same rule serves the API (``rng=``) and the CLI (``--seed``), so a bad seed is one
     clear line instead of numpy's own error deep inside a method.
     """
+    rule = "an integer >= 0" if name.startswith("--") else "None, an integer >= 0 or a numpy.random.Generator"
     if rng is None or isinstance(rng, (np.random.Generator, np.random.SeedSequence)):
         return rng
     if isinstance(rng, numbers.Integral) and not isinstance(rng, bool):
         if int(rng) < 0:
-            raise InvalidInputError(f"`{name}` must be None, an integer >= 0 or a numpy.random.Generator; got {int(rng)}.")
+            raise InvalidInputError(f"`{name}` must be {rule}; got {int(rng)}.")
         return int(rng)
-    raise InvalidTypeError(f"`{name}` must be None, an integer >= 0 or a numpy.random.Generator; got {_fmt(rng)}.")
+    raise InvalidTypeError(f"`{name}` must be {rule}; got {_fmt(rng)}.")
 
 
 class IdentifierColumnWarning(UserWarning):

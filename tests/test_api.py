@@ -17,7 +17,7 @@ from ._helpers import assert_k_partition, naive_sse, zscore
 
 def test_result_fields_and_report():
     df = make_demo_data(120, rng=2)
-    res = microaggregate(df, 4, variables=["employees", "turnover", "wages"])
+    res = microaggregate(df, 4, variables=["employees", "turnover", "wages"], method="mdav")
     for field in ("data", "labels", "groups", "k", "method", "sse", "sst", "information_loss", "lower_bound",
                   "gap", "status", "message", "seconds", "variables", "settings", "info"):
         assert hasattr(res, field)

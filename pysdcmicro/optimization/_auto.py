@@ -53,6 +53,9 @@ BOUND_MAX_N = 20_000
 #: exact pricing converges within minutes there; above, its bound needs the whole budget
 #: of a core that ICSM uses better). From 3 cores it always has a worker.
 COLGEN_SMALL_N = 400
+#: Worker processes are started only for a limit of at least this many seconds: starting
+#: one (a fresh interpreter importing numpy and pysdcmicro) takes 1-2 s, 5-10 s under load.
+MIN_WORKER_LIMIT = 5.0
 
 
 def fixed_plan(n: int, d: int, k: int) -> dict:
@@ -226,7 +229,7 @@ def _portfolio(Z, k, ctx, info, processes: int) -> Solution:
     t = time.monotonic()
     # Workers start (spawn: a fresh interpreter imports numpy and pysdcmicro) while this
     # process computes the baseline.
-    workers = max(0, cores - 1)
+    workers = max(0, cores - 1) if limit >= MIN_WORKER_LIMIT else 0
     pool = _pool(workers) if workers else None
     plan: list[str] = []
     try:
