@@ -88,6 +88,8 @@ def main() -> None:
                     if res.info.get("nn_bound") is not None and res.sst else {})},
         "blocks": res.info["blocks"]["count"] if "blocks" in res.info else None,
         "repair_gain": res.info.get("repair", {}).get("gain_information_loss"),
+        "message": res.message,
+        "winner": res.info.get("winner"),
     }
     print(json.dumps(out))
 

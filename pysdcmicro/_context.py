@@ -113,7 +113,8 @@ class ProgressEvent:
 
     def fit(self, width: int) -> str:
         """The progress line in at most ``width`` characters: the least important fields are
-        dropped whole (never cut mid-number); the phase name is shortened last."""
+        dropped whole (never cut mid-number); the phase name is shortened last. The clock
+        is never dropped (a line narrower than it shows the clock alone)."""
         parts = self.fields()
         for level in (5, 4, 3, 2, 1):
             text = " ".join(t for _, t in parts)

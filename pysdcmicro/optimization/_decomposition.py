@@ -154,8 +154,12 @@ def _decomposition_solver(Z: np.ndarray, k: int, ctx: Context, *, s: int | None 
         status = "done" if n < 2 * k else "limit"
         return Solution(labels=labels, status=status, message="; ".join(notes), info=info)
     # Step 3.
+    # Step 3 share: 20 % (the paper's two-swap needs little); with ICSM restarts, which give
+    # most of the gain (benchmarks/results/decomposition.md: Tarragona k=3 14.47 after step 3),
+    # half of the time.
+    step3_share = 0.5 if local_search == "icsm-restarts" else 0.2
     if step3:
-        labels, _ = _local_search(Z, labels, k, ctx.child(fraction=0.2), notes, "step 3", local_search)
+        labels, _ = _local_search(Z, labels, k, ctx.child(fraction=step3_share), notes, "step 3", local_search)
         info["step3_sse"] = sse(Z, labels)
         ctx.offer(labels, info["step3_sse"])
         ctx.report(stage="step 3", sse=info["step3_sse"])
@@ -232,7 +236,8 @@ def _one_round(Z, k, ctx, labels, s, split, start, jobs, subset_time_limit, opti
     rem = ctx.remaining()
     per = subset_time_limit
     if math.isfinite(rem):
-        share = 0.85 * rem * jobs / len(subsets)
+        # with ICSM restarts in step 7, half of what is left goes to the subsets
+        share = (0.5 if info.get("local_search") == "icsm-restarts" else 0.85) * rem * jobs / len(subsets)
         per = share if per is None else min(per, share)
     seeds = [ctx.seed() for _ in subsets]
     tasks = []
@@ -277,9 +282,10 @@ def decomposition(X, k, *, variables=None, scaling="standardize", improve=None, 
     X : DataFrame or array_like of shape (n, p)
     k : int
     variables, scaling, improve, rng, time_limit, progress
-        As in :func:`pysdcmicro.microaggregate`. ``time_limit`` is split: about 20 % for
-        step 3, 85 % of the rest across the subsets, the remainder for step 7 (and further
-        rounds).
+        As in :func:`pysdcmicro.microaggregate`. ``time_limit`` is split: with ICSM
+        restarts (the default) half for step 3, half of the rest across the subsets, the
+        remainder for step 7; with another local search 20 % for step 3, 85 % of the rest
+        for the subsets, the remainder for step 7 and further rounds.
     **options
         ``s`` (number of subsets; default by ``k``: 2 for k <= 3, 5 for k <= 5, else 10,
         chosen by measurement, see ``benchmarks/results/decomposition.md``), ``step3``
