@@ -61,10 +61,12 @@ def main() -> None:
     data = load_dataset(case["dataset"])
     baseline = _rss_kib()
     t0 = time.perf_counter()
+    kwargs = dict(case.get("kwargs", {}))
+    kwargs.setdefault("variables", list(data.columns))  # every published column (EIA's UTILITYID too)
     res = pysdcmicro.microaggregate(
         data, case["k"], method=case["method"], improve=case.get("improve"),
         improve_options=case.get("improve_options"), rng=case.get("seed"),
-        time_limit=case.get("time_limit"), **case.get("kwargs", {}), **case.get("options", {}),
+        time_limit=case.get("time_limit"), **kwargs, **case.get("options", {}),
     )
     wall = time.perf_counter() - t0
     peak = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss

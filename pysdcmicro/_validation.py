@@ -469,8 +469,8 @@ def identifier_reason(values: np.ndarray, label: Any) -> str | None:
     The rule (documented in ``docs/guide/auto.md``):
 
     * constant: a single value (missing values aside);
-    * a key: integer values, a different one on every record, densely packed
-      (max - min < 2 n: a counter or a row number, not a measurement);
+    * a key: integer values, a different one on every record, nearly consecutive
+      (max - min + 1 <= 1.1 n: a counter or a row number, not a measurement);
     * an identifier by name: integer values and a name such as ``id``, ``user_id``,
       ``UTILITYID``, ``key``, ``index``.
     """
@@ -484,8 +484,8 @@ def identifier_reason(values: np.ndarray, label: Any) -> str | None:
     integral = bool(np.all(np.isfinite(v)) and np.all(v == np.round(v)))
     if not integral:
         return None
-    if uniq.size == v.size and (uniq[-1] - uniq[0]) < 2 * v.size:
-        return "integer values, a different one on every record (looks like a key or row number)"
+    if v.size >= 3 and uniq.size == v.size and (uniq[-1] - uniq[0] + 1) <= 1.1 * v.size:
+        return "integer values, a different one on every record, consecutive (looks like a key or row number)"
     if _looks_like_id_name(label):
         return "integer values and an identifier-like name"
     return None

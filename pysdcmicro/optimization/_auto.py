@@ -239,7 +239,8 @@ def _portfolio(Z, k, ctx, info, processes: int) -> Solution:
         info["baseline_sse"] = base_sse
         best = _Best(base, base_sse, "mdav+two-swap")
         lower = None
-        if n <= BOUND_MAX_N and not ctx.expired():
+        # the neighbour bound costs O(n^2 d): at once on small data, else only with time to spare
+        if n <= BOUND_MAX_N and not ctx.expired() and (n * n * d <= 2e7 or limit >= 30):
             t = time.monotonic()
             lower = neighbour_bound(Z, k)
             timing["bound"] = time.monotonic() - t
