@@ -383,6 +383,9 @@ def icsm_search(Z: np.ndarray, labels: np.ndarray, k: int, *, pool_size: int = 1
                 if cost < current - tol:
                     P = Partition(Z, new_labels)
                     current = P.sse()
+                    if ctx is not None and ctx.expired():  # large data: a step takes seconds
+                        progress("inner")
+                        return P, rounds, "limit"
             applied, _ = simple_heuristic(P, k, pool_size=pool_size, tol=tol)
             if applied:
                 current = P.sse()

@@ -15,13 +15,17 @@ Two regimes (issue 14):
   the answer is never worse than MDAV followed by two-swap (the baseline is a candidate).
 
 * **With a time limit: a portfolio on every core** until the deadline. This process runs
-  ICSM from MDAV with restarts; worker processes start from the shared incumbent (MDAV +
-  two-swap) and run the other components: column generation (for its proven lower bound and
-  its integer answer; on a small problem or when there are 3 cores or more), ICSM with
-  restarts with its own seed and, from 4 cores, the decomposition heuristic with ICSM inside.
-  The best answer wins; ``info["components"]`` says what each component found and in how
-  many seconds, ``info["winner"]`` which one found the answer. Such runs stop by the clock,
-  so they are not reproducible even with a seed.
+  MDAV + two-swap (the shared incumbent), one ICSM run from MDAV, then ICSM region restarts.
+  With worker processes, the restarts are shared out: the best partition is cut into parts
+  of whole groups (along a path over the group centroids, from another group in each of two
+  epochs), each part gets its own restarts in its own process, and the union (a k-partition
+  whose SSE is the sum of the parts') replaces the incumbent when better; a final ICSM pass
+  on all the data repairs the parts' borders. Column generation (for its proven lower bound
+  and its integer answer) takes a worker on a small problem (n <= 400) or from 3 cores, the
+  decomposition heuristic from 4 cores; they start from the shared incumbent.
+  ``info["components"]`` says what each component found and in how many seconds,
+  ``info["winner"]`` which one found the answer. Such runs stop by the clock, so they are
+  not reproducible even with a seed.
 
 The large-data path (``blocks``, more than 50 000 records) runs ``auto`` inside each block
 with ``effort="light"``: MDAV then two-swap on the block (the border repair follows).
@@ -216,8 +220,14 @@ def _stop_pool(pool, hard: bool) -> None:
             p.terminate()
 
 
+def _warm() -> int:
+    return os.getpid()
+
+
 def _portfolio(Z, k, ctx, info, processes: int) -> Solution:
     from ..large._executors import available_cores
+    from .._partition import canonical_labels
+    from ._decomposition import split_along_groups
 
     n, d = Z.shape
     cores = processes or available_cores()
@@ -228,16 +238,35 @@ def _portfolio(Z, k, ctx, info, processes: int) -> Solution:
     components: list[dict] = []
     info["components"] = components
     t = time.monotonic()
-    # Workers start (spawn: a fresh interpreter imports numpy and pysdcmicro) while this
-    # process computes the baseline.
     workers = max(0, cores - 1) if limit >= MIN_WORKER_LIMIT else 0
     pool = _pool(workers) if workers else None
-    plan: list[str] = []
+    # The workers' components: column generation on small problems (or from 3 cores), the
+    # decomposition heuristic from 4 cores; every other worker shares ICSM's restarts.
+    long_plan: list[str] = []
+    if workers >= 1 and (n <= COLGEN_SMALL_N or workers >= 2):
+        long_plan.append("column-generation")
+    if workers >= 3:
+        long_plan.append("decomposition")
+    split_workers = workers - len(long_plan)
+    info["plan"] = {"cores": cores, "workers": long_plan + ["icsm-restarts on a part"] * split_workers}
+    futures: list = []
     try:
+        if pool is not None:  # start the workers (a fresh interpreter each) while this one works
+            try:
+                for _ in range(workers):
+                    pool.submit(_warm)
+            except Exception as exc:  # workers cannot start (e.g. no __main__ guard): go on alone
+                info["workers_failed"] = f"{type(exc).__name__}: {exc}"
+                _stop_pool(pool, hard=True)
+                pool, split_workers, long_plan = None, 0, []
         m, base, base_sse = _baseline(Z, k, ctx)
         timing["mdav+two-swap"] = time.monotonic() - t
         info["baseline_sse"] = base_sse
         best = _Best(base, base_sse, "mdav+two-swap")
+        if pool is not None:
+            for name in long_plan:  # they start from the shared incumbent and run to the deadline
+                futures.append((pool.submit(_component, name, Z, k, best.labels, ctx.seed(), end_wall - margin),
+                                name))
         lower = None
         # the neighbour bound costs O(n^2 d): at once on small data, else only with time to spare
         if n <= BOUND_MAX_N and not ctx.expired() and (n * n * d <= 2e7 or limit >= 30):
@@ -245,39 +274,82 @@ def _portfolio(Z, k, ctx, info, processes: int) -> Solution:
             lower = neighbour_bound(Z, k)
             timing["bound"] = time.monotonic() - t
             info["bound_from"] = "nearest-neighbour bound"
-        # The worker components, by the cores there are.
-        if workers >= 1:
-            plan.append("column-generation" if (n <= COLGEN_SMALL_N or workers >= 2) else "icsm-restarts")
-        if workers >= 2:
-            plan.append("icsm-restarts")
-        if workers >= 3:
-            plan.append("decomposition")
-        while len(plan) < workers:
-            plan.append("icsm-restarts")
-        info["plan"] = {"cores": cores, "this process": "icsm-restarts from MDAV", "workers": plan}
-        futures = []
-        if pool is not None and not ctx.expired():
-            for name in plan:
-                # the shared incumbent: every worker starts from the best partition so far
-                try:
-                    f = pool.submit(_component, name, Z, k, best.labels, ctx.seed(), end_wall - margin)
-                except Exception as exc:  # workers cannot start (e.g. no __main__ guard): go on alone
-                    info["workers_failed"] = f"{type(exc).__name__}: {exc}"
-                    break
-                futures.append((f, name))
-        # this process: ICSM from MDAV, then restarts until the deadline
+        icsm = _improver("icsm")
+        # 1. one ICSM run from MDAV (a local optimum for the restarts to start from)
         t = time.monotonic()
-        sub = ctx.child(seconds=max(0.01, ctx.remaining() - margin), stage="icsm-restarts")
         if not ctx.expired():
-            sol = _improver("icsm")(Z, m, k, sub, max_restarts=None)
+            sol = icsm(Z, m, k, ctx.child(seconds=max(0.01, ctx.remaining() - margin), stage="icsm"))
             value = sse(Z, sol.labels)
-            components.append({"name": "icsm-restarts", "where": "this process", "from": "mdav",
-                               "sse": value, "seconds": time.monotonic() - t, "status": sol.status,
-                               **{key: sol.info.get(key) for key in ("restarts", "improving_restarts")}})
-            if best.offer(sol.labels, value, "icsm-restarts (this process)"):
+            components.append({"name": "icsm", "where": "this process", "from": "mdav", "sse": value,
+                               "seconds": time.monotonic() - t, "status": sol.status})
+            if best.offer(sol.labels, value, "icsm"):
                 ctx.offer(best.labels, best.sse)
-        timing["icsm-restarts (this process)"] = time.monotonic() - t
-        # the workers' answers, due at the deadline
+        timing["icsm"] = time.monotonic() - t
+        # 2. restarts until the deadline. Alone: on all the data. With workers: the best
+        # partition is cut into parts of whole groups (along a path over the group centroids,
+        # from another group each epoch); each part gets its own restarts in its own process,
+        # and the union is a k-partition whose SSE is the sum of the parts' (never worse).
+        parts_n = 1 + split_workers if n >= 4 * k * (1 + split_workers) * 10 else 1
+        epochs = 2 if parts_n > 1 and ctx.remaining() >= 20 else 1
+        t = time.monotonic()
+        for epoch in range(epochs):
+            if ctx.expired():
+                break
+            rem = ctx.remaining() - margin
+            span = rem / (epochs - epoch) if epoch < epochs - 1 else rem
+            if parts_n > 1:
+                start = None if epoch == 0 else int(ctx.rng.integers(1 << 30))
+                parts = split_along_groups(Z, best.labels, parts_n, "path", start=start)
+            else:
+                parts = [np.arange(n)]
+            epoch_end = time.time() + span
+            part_futures = []
+            try:
+                for rows in parts[1:]:
+                    f = pool.submit(_component, "icsm-restarts", np.ascontiguousarray(Z[rows]), k,
+                                    canonical_labels(best.labels[rows]), ctx.seed(), epoch_end)
+                    part_futures.append((f, rows))
+            except Exception as exc:  # the workers are gone: this process takes all the data
+                info["workers_failed"] = f"{type(exc).__name__}: {exc}"
+                parts_n, parts, part_futures = 1, [np.arange(n)], []
+            rows0 = parts[0]
+            Z0 = Z if rows0.size == n else np.ascontiguousarray(Z[rows0])
+            sub = ctx.child(seconds=max(0.01, span), stage=f"icsm-restarts{'' if parts_n == 1 else ' (part 1)'}")
+            sol = icsm(Z0, canonical_labels(best.labels[rows0]), k, sub, max_restarts=None)
+            union = np.empty(n, dtype=np.int64)
+            union[rows0] = sol.labels
+            offset = int(np.max(sol.labels)) + 1
+            ok = True
+            entry = {"name": "icsm-restarts", "epoch": epoch + 1, "parts": len(parts), "sizes": [int(r.size) for r in parts],
+                     "restarts": [sol.info.get("restarts")], "seconds": time.monotonic() - t}
+            until = time.monotonic() + max(0.0, epoch_end - time.time()) + min(2.0, 0.04 * limit)
+            for f, rows in part_futures:
+                res = _collect(f, "icsm-restarts (part)", None, None, ctx, until)
+                if res is None:
+                    ok = False
+                    break
+                union[rows] = res["labels"] + offset
+                offset += int(res["labels"].max()) + 1
+                entry["restarts"].append(res.get("restarts"))
+            if ok:
+                value = sse(Z, union)
+                entry["sse"] = value
+                if best.offer(union, value, "icsm-restarts" + (f" on {len(parts)} parts" if len(parts) > 1 else "")):
+                    ctx.offer(best.labels, best.sse)
+            else:
+                entry["status"] = "a part had no answer in time: epoch discarded"
+            components.append(entry)
+            ctx.report(stage=f"restarts, epoch {epoch + 1}", sse=best.sse, lower_bound=lower)
+        timing["icsm-restarts"] = time.monotonic() - t
+        # 3. the parts' borders: one ICSM pass on all the data with what is left
+        if parts_n > 1 and not ctx.expired():
+            t = time.monotonic()
+            sol = icsm(Z, best.labels, k, ctx.child(seconds=max(0.01, ctx.remaining() - margin), stage="polish"))
+            value = sse(Z, sol.labels)
+            if best.offer(sol.labels, value, best.who + " + polish"):
+                ctx.offer(best.labels, best.sse)
+            timing["polish"] = time.monotonic() - t
+        # the long-running workers' answers, due at the deadline
         until = time.monotonic() + max(0.0, ctx.remaining()) + min(2.0, 0.04 * limit)
         for f, name in futures:
             res = _collect(f, name, best, components, ctx, until)
@@ -293,9 +365,11 @@ def _portfolio(Z, k, ctx, info, processes: int) -> Solution:
     note = ""
     if lower is not None and best.sse <= lower + 1e-9 * max(1.0, best.sse):
         status, note = "done", "; optimal: the lower bound equals the IL found"
-    message = (f"auto: time limit {limit:.4g} s: portfolio on {cores} core{'s' if cores != 1 else ''} "
-               f"(this process: ICSM with restarts from MDAV; workers from MDAV + two-swap: "
-               f"{', '.join(plan) or 'none'}), best from {best.who}{note}")
+    shown = ctx._shared.limit if ctx._shared.limit is not None else limit  # the caller's limit
+    plan_text = ", ".join(info["plan"]["workers"]) or "none"
+    message = (f"auto: time limit {shown:.4g} s: portfolio on {cores} core{'s' if cores != 1 else ''} "
+               f"(this process: MDAV + two-swap, ICSM, ICSM restarts; workers: {plan_text}), "
+               f"best from {best.who}{note}")
     return Solution(labels=best.labels, status=status, message=message, lower_bound=lower, info=info)
 
 
@@ -306,17 +380,21 @@ def _collect(future, name, best, components, ctx, until) -> dict | None:
     while True:
         left = until - time.monotonic()
         if left <= 0:
-            components.append({"name": name, "where": "worker", "status": "no answer in time"})
+            if components is not None:
+                components.append({"name": name, "where": "worker", "status": "no answer in time"})
             return None
         try:
             res = future.result(timeout=min(1.0, left))
             break
         except FutureTimeout:
-            ctx.report(stage=f"waiting for {name}", sse=best.sse)
+            ctx.report(stage=f"waiting for {name}", sse=None if best is None else best.sse)
         except Exception as exc:  # a worker that failed: the others' answers still count
-            components.append({"name": name, "where": "worker",
-                               "status": f"failed: {type(exc).__name__}: {exc}"})
+            if components is not None:
+                components.append({"name": name, "where": "worker",
+                                   "status": f"failed: {type(exc).__name__}: {exc}"})
             return None
+    if best is None:  # a part of the data: the caller puts the parts together
+        return res
     labels = res.pop("labels")
     res.update(where="worker")
     components.append(res)
