@@ -309,6 +309,9 @@ def _dataset_from_frame(frame: pd.DataFrame, variables: Any, strata: Any, allow_
             raise InvalidInputError(
                 "`frame` has no numeric column to microaggregate; pass `variables` or convert columns to numbers."
             )
+        for c in numeric:  # integers beyond 2**53 are refused whatever the selection
+            if pd.api.types.is_integer_dtype(frame[c].dtype):
+                _check_exact_integers(frame[c].dropna().to_numpy(), c, frame.index if not frame[c].hasnans else None)
         chosen = default_variables(frame, numeric, stacklevel=5)
     else:
         chosen = _resolve_columns(variables, columns, "variables")
@@ -513,6 +516,8 @@ def default_variables(frame: pd.DataFrame, numeric: list, *, stacklevel: int = 2
     if not left:
         return chosen
     out = "; ".join(f"{_col_name(c)} ({why})" for c, why in left)
+    if not chosen and all(why == "constant" for _, why in left):
+        return list(numeric)  # every column constant: the caller's "nothing to microaggregate" error
     if not chosen:
         raise InvalidInputError(
             f"no column to microaggregate by default: every numeric column looks like an identifier or is constant: "

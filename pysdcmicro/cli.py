@@ -732,7 +732,14 @@ def _cmd_microaggregate(args: argparse.Namespace) -> int:
         raise InvalidInputError(f"input file {args.input!r} has no numeric column to microaggregate; "
                                 "pass --variables or check the file.")
     if args.variables is None:  # the API's rule: identifier-like and constant columns left out, with a warning
-        variables = default_variables(frame, variables)
+        chosen = default_variables(frame, variables)
+        left = [c for c in variables if c not in chosen]
+        if left and not args.input.lower().endswith((".parquet", ".pq")):
+            # they pass through untouched: their text as written ("007", "1"), not the parsed numbers
+            text = _read_csv(Path(args.input), args.input, dtype=str, usecols=left)
+            for c in left:
+                frame[c] = text[c].to_numpy()
+        variables = chosen
     show = not args.quiet and sys.stderr.isatty()
 
     result = microaggregate(
