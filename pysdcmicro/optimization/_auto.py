@@ -161,12 +161,8 @@ def _fixed(Z, k, ctx, info) -> Solution:
         timing["bound"] = time.monotonic() - t
         info["bound_from"] = "nearest-neighbour bound"
     info["winner"] = best.who
-    steps = "MDAV + two-swap" + (f", ICSM from MDAV, {plan['restarts']} ICSM restarts" if plan["icsm"] else "")
-    why = (f"no time limit: a fixed amount of work chosen from n={n}, d={d}, k={k} ({steps}), "
-           "deterministic for a seed")
-    if not plan["icsm"]:
-        why += f"; n > {ICSM_MAX_N}: MDAV + two-swap only"
-    message = f"auto: {why}; best from {best.who}"
+    steps = "MDAV+two-swap" + (f", ICSM, {plan['restarts']} restarts" if plan["icsm"] else f" only (n > {ICSM_MAX_N})")
+    message = f"auto (no time limit: fixed work for n={n}, d={d}, k={k}): {steps}; best: {best.who}"
     return Solution(labels=best.labels, status="done", message=message, lower_bound=lower, info=info)
 
 
@@ -367,9 +363,8 @@ def _portfolio(Z, k, ctx, info, processes: int) -> Solution:
         status, note = "done", "; optimal: the lower bound equals the IL found"
     shown = ctx._shared.limit if ctx._shared.limit is not None else limit  # the caller's limit
     plan_text = ", ".join(info["plan"]["workers"]) or "none"
-    message = (f"auto: time limit {shown:.4g} s: portfolio on {cores} core{'s' if cores != 1 else ''} "
-               f"(this process: MDAV + two-swap, ICSM, ICSM restarts; workers: {plan_text}), "
-               f"best from {best.who}{note}")
+    message = (f"auto ({shown:g} s on {cores} core{'s' if cores != 1 else ''}: ICSM restarts; workers: {plan_text}): "
+               f"best: {best.who}{note}")
     return Solution(labels=best.labels, status=status, message=message, lower_bound=lower, info=info)
 
 
