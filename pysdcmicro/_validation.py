@@ -481,9 +481,9 @@ def identifier_reason(values: np.ndarray, label: Any) -> str | None:
     v = v[~np.isnan(v)]
     if v.size == 0:
         return None
-    uniq = np.unique(v)
-    if uniq.size == 1:
+    if np.unique(np.ascontiguousarray(v).view(np.int64)).size == 1:  # bit-identical: 0.0 and -0.0 differ
         return "constant"
+    uniq = np.unique(v)
     integral = bool(np.all(np.isfinite(v)) and np.all(v == np.round(v)))
     if not integral:
         return None
