@@ -61,10 +61,12 @@ def main() -> None:
     data = load_dataset(case["dataset"])
     baseline = _rss_kib()
     t0 = time.perf_counter()
+    kwargs = dict(case.get("kwargs", {}))
+    kwargs.setdefault("variables", list(data.columns))  # every published column (EIA's UTILITYID too)
     res = pysdcmicro.microaggregate(
         data, case["k"], method=case["method"], improve=case.get("improve"),
         improve_options=case.get("improve_options"), rng=case.get("seed"),
-        time_limit=case.get("time_limit"), **case.get("kwargs", {}), **case.get("options", {}),
+        time_limit=case.get("time_limit"), **kwargs, **case.get("options", {}),
     )
     wall = time.perf_counter() - t0
     peak = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss
@@ -88,6 +90,8 @@ def main() -> None:
                     if res.info.get("nn_bound") is not None and res.sst else {})},
         "blocks": res.info["blocks"]["count"] if "blocks" in res.info else None,
         "repair_gain": res.info.get("repair", {}).get("gain_information_loss"),
+        "message": res.message,
+        "winner": res.info.get("winner"),
     }
     print(json.dumps(out))
 

@@ -23,7 +23,8 @@ from ._result import MicroaggregationResult, Solution
 from ._release import group_values, release_sse_sst, verify_release_values
 from ._standardize import SCALINGS, standardization, standardize
 from ._aggregate import MEASURES, MISSING, group_statistic, round_release, standardization_with_missing
-from ._validation import (as_dataset, check_choice, check_k, check_number, check_positive_int, check_time_limit,
+from ._validation import (as_dataset, check_choice, check_k, check_number, check_positive_int, check_rng,
+                          check_time_limit,
                           check_variable_groups, check_weights)
 
 __all__ = ["microaggregate", "Microaggregator"]
@@ -173,34 +174,67 @@ class _TerminalProgress:
     """Show progress events on a terminal (stderr by default).
 
     On a terminal (``live``): one line, rewritten in place with a carriage return at most
-    every ``interval`` seconds (0.1 s by default), ended with a newline by :meth:`close`.
-    Elsewhere (a log file, a notebook): one line per event, at most every ``interval``
-    seconds (2 s by default). The last event is always shown by :meth:`close`, so the final
-    state (best IL, bound) is on screen when the run ends.
+    every ``interval`` seconds (0.1 s by default), fitted to the terminal's width by
+    dropping the least important fields whole (never cut mid-number), ended with a newline
+    by :meth:`close`. Elsewhere (a log file, a notebook): one line per event, at most every
+    ``interval`` seconds (2 s by default). The last event is always shown by :meth:`close`,
+    so the final state (best IL, bound) is on screen when the run ends.
+
+    A *heartbeat* (a daemon thread) shows the last state again, its clock moved on, when no
+    line was shown for ``heartbeat`` seconds (2 s by default; ``None``: off), so a long step
+    that reports nothing (a solver call, a worker process) still updates the display.
     """
 
-    def __init__(self, interval: float | None = None, stream=None, *, live: bool | None = None):
+    def __init__(self, interval: float | None = None, stream=None, *, live: bool | None = None,
+                 heartbeat: float | None = 2.0):
+        import threading
+
         self.stream = stream if stream is not None else sys.stderr
         if live is None:
             isatty = getattr(self.stream, "isatty", None)
             live = bool(isatty()) if callable(isatty) else False
         self.live = live
         self.interval = interval if interval is not None else (0.1 if live else 2.0)
+        self.heartbeat = heartbeat
         self._last = -math.inf
         self._pending: ProgressEvent | None = None
+        self._latest: tuple[ProgressEvent, float] | None = None
         self._width = 0
         self._shown = False
+        self._lock = threading.RLock()
+        self._thread = None
+        self._closed = threading.Event()
 
     def __call__(self, event: ProgressEvent) -> None:
         now = time.monotonic()
-        if now - self._last >= self.interval:
-            self._last = now
-            self._show(event)
-        else:
-            self._pending = event
+        with self._lock:
+            self._latest = (event, now)
+            if now - self._last >= self.interval:
+                self._last = now
+                self._show(event)
+            else:
+                self._pending = event
+        if self.heartbeat is not None and self._thread is None:
+            import threading
+
+            self._thread = threading.Thread(target=self._beat, name="pysdcmicro-progress", daemon=True)
+            self._thread.start()
+
+    def _beat(self) -> None:
+        period = max(0.05, self.heartbeat / 4)
+        while not self._closed.wait(period):
+            with self._lock:
+                now = time.monotonic()
+                if self._latest is None or now - self._last < self.heartbeat:
+                    continue
+                event, when = self._latest
+                import dataclasses
+
+                moved = dataclasses.replace(event, elapsed=event.elapsed + (now - when))
+                self._last = now
+                self._show(moved)
 
     def _show(self, event: ProgressEvent) -> None:
-        text = str(event)
         self._pending = None
         self._shown = True
         try:
@@ -208,26 +242,31 @@ class _TerminalProgress:
                 import shutil
 
                 columns = shutil.get_terminal_size((100, 24)).columns - 1
-                text = text[:columns]
+                text = event.fit(columns)
                 self.stream.write("\r" + text.ljust(self._width))
                 self._width = len(text)
             else:
-                self.stream.write(text + "\n")
+                self.stream.write(str(event) + "\n")
             self.stream.flush()
         except (OSError, ValueError):  # a closed stream must never stop the computation
             pass
 
     def close(self) -> None:
         """Show the last event if it was held back, and end the live line."""
-        if self._pending is not None:
-            self._show(self._pending)
-        if self.live and self._shown:
-            try:
-                self.stream.write("\n")
-                self.stream.flush()
-            except (OSError, ValueError):
-                pass
-            self._shown = False
+        self._closed.set()
+        if self._thread is not None:
+            self._thread.join(timeout=1.0)
+            self._thread = None
+        with self._lock:
+            if self._pending is not None:
+                self._show(self._pending)
+            if self.live and self._shown:
+                try:
+                    self.stream.write("\n")
+                    self.stream.flush()
+                except (OSError, ValueError):
+                    pass
+                self._shown = False
 
 
 def _progress_callback(progress: Any) -> Callable | None:
@@ -250,13 +289,18 @@ def _versions() -> dict:
     return versions
 
 
+def _draw_seed() -> int:
+    """A fresh seed for a run without one (63 bits of OS entropy), recorded in ``settings``."""
+    return int(np.random.SeedSequence().entropy) & ((1 << 63) - 1)
+
+
 def _rng_setting(rng: Any) -> Any:
     if rng is None or isinstance(rng, (int, np.integer)):
         return None if rng is None else int(rng)
     return f"<{type(rng).__name__} given by the caller>"
 
 
-def microaggregate(frame: Any, k: int, *, variables: Any = None, method: str | Callable = "mdav",
+def microaggregate(frame: Any, k: int, *, variables: Any = None, method: str | Callable = "auto",
                    strata: Any = None, improve: Any = None, improve_options: dict | None = None,
                    scaling: str = "standardize", strata_scaling: str = "global", rng: Any = None,
                    time_limit: float | None = None, progress: Any = None, keep_history: bool = False,
@@ -277,14 +321,21 @@ def microaggregate(frame: Any, k: int, *, variables: Any = None, method: str | C
         Minimum group size (the k of k-anonymity), 2 <= k <= n.
     variables : column label, list, or list of lists, optional
         Columns microaggregated jointly. Default: every numeric (non-boolean) column that
-        is not a stratum or weight column. For an array: column positions. A list of lists
+        is not a stratum or weight column, except identifier-like columns (integer values, a
+        different one on every record and nearly consecutive, or an identifier-like name such
+        as ``id``) and constant ones: those are left out with an
+        :class:`~pysdcmicro._validation.IdentifierColumnWarning` naming them. For an array:
+        column positions (every column by default). A list of lists
         (``[["a", "b"], ["c", "d"]]``) gives groups of variables, each microaggregated
         independently with its own partition (as mu-ARGUS does); ``info["variable_groups"]``
         then holds each group's partition, IL and k-anonymity, and k-anonymity holds within
         each group's columns (not across groups).
-    method : str or callable, default "mdav"
+    method : str or callable, default "auto"
         A registered method name (``pysdcmicro.methods()`` lists them) or a callable
-        ``core(Z, k, ctx, **options)`` returning labels or a ``Solution``.
+        ``core(Z, k, ctx, **options)`` returning labels or a ``Solution``. ``"auto"``
+        without ``time_limit`` does a fixed, reproducible amount of work (never worse than
+        MDAV followed by two-swap); with ``time_limit`` it uses the whole budget on every
+        core (see ``docs/guide/auto.md``).
     strata : column label or list, optional
         Microaggregate within each combination of these columns' values (sdcMicro's
         ``strata_variables``). A stratum with fewer than ``k`` records is an error.
@@ -302,11 +353,15 @@ def microaggregate(frame: Any, k: int, *, variables: Any = None, method: str | C
         separately, so e.g. its MDAV weighs variables by their variance in the stratum).
         The two give the same IL measure (always on whole-data z-scores) but may group
         differently. Ignored without ``strata``.
-    rng : None, int or numpy.random.Generator
-        Seed of every random choice (``np.random.default_rng(rng)`` is made once).
+    rng : None, int >= 0 or numpy.random.Generator
+        Seed of every random choice (``np.random.default_rng(rng)`` is made once). Without
+        one, a seed is drawn and recorded in ``result.settings["rng"]``: passing it back
+        repeats the run exactly, provided no clock stopped it (no ``time_limit``).
     time_limit : float, optional
-        Seconds for the whole call. A method that reaches it returns its best partition
-        so far with ``status="limit"``; it never raises.
+        Seconds for the algorithm, measured from the start of this call. A method that
+        reaches it returns its best partition so far with ``status="limit"``; it never
+        raises. Runs stopped by the clock depend on the machine's speed, so they are not
+        reproducible even with a seed; runs without ``time_limit`` are.
     progress : None, True or callable, optional
         ``True`` prints progress to stderr; a callable receives
         :class:`~pysdcmicro.ProgressEvent` objects.
@@ -389,6 +444,9 @@ def microaggregate(frame: Any, k: int, *, variables: Any = None, method: str | C
     ('done', 2)
     """
     started = time.monotonic()
+    rng = check_rng(rng)
+    if rng is None:
+        rng = _draw_seed()
     groups_of_variables = check_variable_groups(variables)
     if groups_of_variables is not None:
         return _microaggregate_groups(
@@ -469,14 +527,20 @@ def microaggregate(frame: Any, k: int, *, variables: Any = None, method: str | C
     total = sst(Z_il) if not has_missing else float(np.sum(Z_il[observed] ** 2))  # SST of the observed cells
     full_name = method_name + "".join(f"+{s.name}" for s in steps)
 
-    root = Context(rng, time_limit, callback=callback, sst=total if scaling == "standardize" else None,
+    budget = None if time_limit is None else max(0.0, time_limit - (time.monotonic() - started))
+    root = Context(rng, budget, callback=callback, sst=total if scaling == "standardize" else None,
                    method=full_name, keep_history=keep_history)
+    root._shared.start = started  # elapsed and the limit count from the call
+    root._shared.limit = time_limit
 
     from .large._blocked import plan_blocks, solve_blocked
 
     plan = plan_blocks(blocks, n_jobs, client, ds.n, k)
     if plan is not None and ds.strata is None and ds.n <= plan.block_size:
         plan = None  # one block: exactly the whole-data run
+    if plan is not None and spec is not None and spec.name == "auto" and "effort" not in method_options:
+        method_options = {**method_options, "effort": "light"}  # blocks: MDAV + two-swap each
+        options_setting["effort"] = "light"
     try:
         if plan is not None:
             Z_part = Z
@@ -782,7 +846,7 @@ class Microaggregator:
     [1.0, 1.0, 1.0, 11.0, 11.0, 11.0]
     """
 
-    def __init__(self, k: int = 3, *, method: str | Callable = "mdav", variables: Any = None,
+    def __init__(self, k: int = 3, *, method: str | Callable = "auto", variables: Any = None,
                  strata: Any = None, improve: Any = None, improve_options: dict | None = None,
                  scaling: str = "standardize", strata_scaling: str = "global", rng: Any = None,
                  time_limit: float | None = None, progress: Any = None, **method_options: Any):

@@ -90,29 +90,53 @@ class ProgressEvent:
     information_loss: float | None = None
     lower_bound: float | None = None
     extra: dict = field(default_factory=dict)
+    limit: float | None = None
 
-    def __str__(self) -> str:
+    def fields(self) -> list[tuple[int, str]]:
+        """The pieces of the progress line with their importance (0 = most important):
+        elapsed/limit and phase 0, best IL 1, bound and gap 2, iteration 4, extras 5."""
         where = f"{self.method}/{self.stage}" if self.stage else self.method
-        parts = [f"[{self.elapsed:7.1f}s] {where}"]
+        clock = f"{self.elapsed:7.1f}s" if self.limit is None else f"{self.elapsed:7.1f}s/{self.limit:g}s"
+        parts = [(0, f"[{clock}]"), (0, where)]
         if self.iteration is not None:
-            parts.append(f"it={self.iteration}")
+            parts.append((4, f"it={self.iteration}"))
         if self.information_loss is not None:
-            parts.append(f"IL={self.information_loss:.4f}")
+            parts.append((1, f"IL={self.information_loss:.4f}"))
         if self.lower_bound is not None:
-            parts.append(f"LB={self.lower_bound:.4f}")
+            parts.append((2, f"LB={self.lower_bound:.4f}"))
             if self.information_loss is not None and self.information_loss > 0:
                 gap = (self.information_loss - self.lower_bound) / self.information_loss
-                parts.append(f"gap={100 * gap:.2f}%")
+                parts.append((2, f"gap={100 * gap:.2f}%"))
         for key, value in self.extra.items():
-            parts.append(f"{key}={value:.6g}" if isinstance(value, float) else f"{key}={value}")
-        return " ".join(parts)
+            parts.append((5, f"{key}={value:.6g}" if isinstance(value, float) else f"{key}={value}"))
+        return parts
+
+    def fit(self, width: int) -> str:
+        """The progress line in at most ``width`` characters: the least important fields are
+        dropped whole (never cut mid-number); the phase name is shortened last. The clock
+        is never dropped (a line narrower than it shows the clock alone)."""
+        parts = self.fields()
+        for level in (5, 4, 3, 2, 1):
+            text = " ".join(t for _, t in parts)
+            if len(text) <= width:
+                return text
+            parts = [(p, t) for p, t in parts if p < level]
+        text = " ".join(t for _, t in parts)
+        if len(text) > width:  # only the clock and the phase are left: shorten the phase
+            clock = parts[0][1]
+            room = width - len(clock) - 1
+            text = clock if room < 2 else clock + " " + parts[1][1][: room - 1] + "~"
+        return text
+
+    def __str__(self) -> str:
+        return " ".join(t for _, t in self.fields())
 
 
 class _Shared:
     """State shared by a context and all its children."""
 
     __slots__ = ("callback", "sst", "method", "start", "best_sse", "best_labels", "history",
-                 "keep_history")
+                 "keep_history", "limit")
 
     def __init__(self, callback, sst, method, keep_history):
         self.callback = callback
@@ -123,6 +147,7 @@ class _Shared:
         self.best_labels = None
         self.history: list[ProgressEvent] = []
         self.keep_history = keep_history
+        self.limit = None  # the call's time_limit, shown in progress lines
 
 
 class Context:
@@ -140,7 +165,10 @@ class Context:
                  _deadline: Deadline | None = None, _shared: _Shared | None = None):
         self.rng = rng if isinstance(rng, np.random.Generator) else np.random.default_rng(rng)
         self.deadline = _deadline if _deadline is not None else Deadline(time_limit)
-        self._shared = _shared if _shared is not None else _Shared(callback, sst, method, keep_history)
+        if _shared is None:
+            _shared = _Shared(callback, sst, method, keep_history)
+            _shared.limit = time_limit
+        self._shared = _shared
         self.stage = stage
 
     # -- time -----------------------------------------------------------------
@@ -183,6 +211,7 @@ class Context:
             method=sh.method, stage=stage if stage is not None else self.stage,
             elapsed=self.elapsed(), iteration=iteration,
             information_loss=self._il(sse), lower_bound=self._il(lower_bound), extra=extra,
+            limit=sh.limit,
         )
         if sh.keep_history:
             sh.history.append(event)

@@ -17,7 +17,8 @@ import pandas as pd
 
 from ._errors import InvalidInputError, InvalidTypeError
 
-__all__ = ["Dataset", "as_dataset", "check_k", "check_time_limit", "check_positive_int"]
+__all__ = ["Dataset", "as_dataset", "check_k", "check_time_limit", "check_positive_int", "check_rng",
+           "default_variables", "IdentifierColumnWarning"]
 
 
 def _fmt(value: Any) -> str:
@@ -303,11 +304,15 @@ def _dataset_from_frame(frame: pd.DataFrame, variables: Any, strata: Any, allow_
     if variables is None and exclude:  # the weight column is never chosen by default
         columns = [c for c in columns if c not in exclude]
     if variables is None:
-        chosen = [c for c in columns if c not in strata_cols and _is_numeric_series(frame[c])]
-        if not chosen:
+        numeric = [c for c in columns if c not in strata_cols and _is_numeric_series(frame[c])]
+        if not numeric:
             raise InvalidInputError(
                 "`frame` has no numeric column to microaggregate; pass `variables` or convert columns to numbers."
             )
+        for c in numeric:  # integers beyond 2**53 are refused whatever the selection
+            if pd.api.types.is_integer_dtype(frame[c].dtype):
+                _check_exact_integers(frame[c].dropna().to_numpy(), c, frame.index if not frame[c].hasnans else None)
+        chosen = default_variables(frame, numeric, stacklevel=5)
     else:
         chosen = _resolve_columns(variables, columns, "variables")
         if not chosen:
@@ -422,3 +427,104 @@ def check_variable_groups(variables: Any) -> list | None:
             seen[label] = g
         groups.append(list(group))
     return groups
+
+
+# ---------------------------------------------------------------------------
+# Seeds (issue 19 item 8) and default variables (issue 14 item 4)
+# ---------------------------------------------------------------------------
+def check_rng(rng: Any, name: str = "rng") -> Any:
+    """``rng`` must be None, a non-negative integer, or a numpy Generator / SeedSequence.
+
+    The same rule serves the API (``rng=``) and the CLI (``--seed``), so a bad seed is one
+    clear line instead of numpy's own error deep inside a method.
+    """
+    rule = "an integer >= 0" if name.startswith("--") else "None, an integer >= 0 or a numpy.random.Generator"
+    if rng is None or isinstance(rng, (np.random.Generator, np.random.SeedSequence)):
+        return rng
+    if isinstance(rng, numbers.Integral) and not isinstance(rng, bool):
+        if int(rng) < 0:
+            raise InvalidInputError(f"`{name}` must be {rule}; got {int(rng)}.")
+        return int(rng)
+    raise InvalidTypeError(f"`{name}` must be {rule}; got {_fmt(rng)}.")
+
+
+class IdentifierColumnWarning(UserWarning):
+    """Columns were left out of the default variables because they look like identifiers
+    (or are constant). Name them in ``variables`` to microaggregate them anyway."""
+
+
+_ID_TOKENS = {"id", "ids", "key", "uuid", "guid", "idx", "index", "serial", "rowid", "recid", "pk"}
+
+
+def _looks_like_id_name(label: Any) -> bool:
+    import re
+
+    text = str(label)
+    if re.search(r"(?:[a-z0-9]Id|[A-Za-z0-9]ID|_id|_ID)$", text):  # userId, UTILITYID, user_id
+        return True
+    tokens = re.split(r"[^a-z0-9]+", text.lower())
+    return any(t in _ID_TOKENS for t in tokens)
+
+
+def identifier_reason(values: np.ndarray, label: Any) -> str | None:
+    """Why a numeric column looks like an identifier (or is constant), or None.
+
+    The rule (documented in ``docs/guide/auto.md``):
+
+    * constant: a single value (missing values aside);
+    * a key: integer values, a different one on every record, nearly consecutive
+      (max - min + 1 <= 1.1 n: a counter or a row number, not a measurement);
+    * an identifier by name: integer values and a name such as ``id``, ``user_id``,
+      ``UTILITYID``, ``key``, ``index``.
+    """
+    v = np.asarray(values, dtype=np.float64)
+    v = v[~np.isnan(v)]
+    if v.size == 0:
+        return None
+    if np.unique(np.ascontiguousarray(v).view(np.int64)).size == 1:  # bit-identical: 0.0 and -0.0 differ
+        return "constant"
+    uniq = np.unique(v)
+    integral = bool(np.all(np.isfinite(v)) and np.all(v == np.round(v)))
+    if not integral:
+        return None
+    if v.size >= 3 and uniq.size == v.size and (uniq[-1] - uniq[0] + 1) <= 1.1 * v.size:
+        return "integer values, a different one on every record, consecutive (looks like a key or row number)"
+    if _looks_like_id_name(label):
+        return "integer values and an identifier-like name"
+    return None
+
+
+def default_variables(frame: pd.DataFrame, numeric: list, *, stacklevel: int = 2) -> list:
+    """The default columns to microaggregate: ``numeric`` without identifier-like and
+    constant columns; warns (:class:`IdentifierColumnWarning`) naming the columns chosen
+    and those left out, with the reason. The API (``variables=None``) and the CLI (no
+    ``--variables``) both use it.
+
+    If every column would be left out, the error names them and the way to include them.
+    """
+    import warnings
+
+    chosen, left = [], []
+    for c in numeric:
+        try:
+            values = pd.to_numeric(frame[c], errors="coerce").to_numpy(dtype=np.float64, na_value=np.nan)
+        except (TypeError, ValueError):
+            chosen.append(c)
+            continue
+        why = identifier_reason(values, c)
+        (left.append((c, why)) if why else chosen.append(c))
+    if not left:
+        return chosen
+    out = "; ".join(f"{_col_name(c)} ({why})" for c, why in left)
+    if not chosen and all(why == "constant" for _, why in left):
+        return list(numeric)  # every column constant: the caller's "nothing to microaggregate" error
+    if not chosen:
+        raise InvalidInputError(
+            f"no column to microaggregate by default: every numeric column looks like an identifier or is constant: "
+            f"{out}; name the columns in `variables` (--variables) to microaggregate them anyway."
+        )
+    warnings.warn(
+        f"default variables: microaggregating {', '.join(_col_name(c) for c in chosen)}; left out {out}; "
+        "name them in `variables` (--variables) to include them.",
+        IdentifierColumnWarning, stacklevel=stacklevel)
+    return chosen

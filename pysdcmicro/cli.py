@@ -570,8 +570,12 @@ def _build_parser() -> argparse.ArgumentParser:
                                    "through untouched.")
     m.add_argument("input", metavar="INPUT", help="input CSV file with a header row, or a .parquet file")
     m.add_argument("--k", type=int, required=True, help="minimum group size (>= 2)")
-    m.add_argument("--method", default="mdav", help="method name (see `pysdcmicro methods`); default mdav")
-    m.add_argument("--variables", help="comma-separated columns to microaggregate (default: all numeric columns); "
+    m.add_argument("--method", default="auto",
+                   help="method name (see `pysdcmicro methods`); default auto: without --time-limit a fixed, "
+                        "reproducible amount of work (never worse than MDAV + two-swap), with it the best "
+                        "partition the time allows, on every core")
+    m.add_argument("--variables", help="comma-separated columns to microaggregate (default: the numeric columns, "
+                   "except identifier-like and constant ones, which a warning names); "
                    "groups of variables microaggregated separately are separated by ';' (\"a,b;c,d\")")
     m.add_argument("--missing", default="keep", choices=["keep", "error"],
                    help="missing cells in the chosen columns: keep them missing in the output (default; k-anonymity "
@@ -593,8 +597,13 @@ def _build_parser() -> argparse.ArgumentParser:
     m.add_argument("--report", help="JSON report to write (k-anonymity checked on the written output, "
                    "utility and risk measures)")
     m.add_argument("--html", help="HTML report to write, with plots when matplotlib is installed")
-    m.add_argument("--seed", type=int, default=None, help="random seed (randomized methods)")
-    m.add_argument("--time-limit", type=float, default=None, help="seconds for the whole run; the best partition found is returned")
+    m.add_argument("--seed", type=int, default=None,
+                   help="random seed, an integer >= 0 (default: one is drawn and recorded in the report's "
+                        "settings.rng); a run with the same seed and no --time-limit repeats exactly")
+    m.add_argument("--time-limit", type=float, default=None,
+                   help="seconds for the algorithm, counted from the start of the microaggregation (reading "
+                        "the input and writing the outputs come on top); the best partition found is returned. "
+                        "A run stopped by the clock depends on the machine: not reproducible even with --seed")
     m.add_argument("--option", action="append", default=[], metavar="NAME=VALUE", help="a method option (repeatable)")
     m.add_argument("--improve", action="append", default=None, metavar="NAME",
                    help="an improvement step run after the method (repeatable)")
@@ -680,6 +689,7 @@ def _cmd_methods(args: argparse.Namespace) -> int:
 
 def _cmd_microaggregate(args: argparse.Namespace) -> int:
     from ._api import _progress_callback, microaggregate
+    from ._validation import check_rng, default_variables
     from ._registry import get_improvement, get_method
 
     _check_output_paths({"INPUT": args.input},
@@ -698,6 +708,7 @@ def _cmd_microaggregate(args: argparse.Namespace) -> int:
     elif args.improve_option:
         raise InvalidInputError("--improve-option was given without --improve.")
     strata = _split_list(args.strata)
+    check_rng(args.seed, "--seed")
     requested = _parse_variable_groups(args.variables)
     groups = requested if requested and isinstance(requested[0], list) else None
     flat = [v for group in groups for v in group] if groups else requested
@@ -720,6 +731,15 @@ def _cmd_microaggregate(args: argparse.Namespace) -> int:
     if not variables:
         raise InvalidInputError(f"input file {args.input!r} has no numeric column to microaggregate; "
                                 "pass --variables or check the file.")
+    if args.variables is None:  # the API's rule: identifier-like and constant columns left out, with a warning
+        chosen = default_variables(frame, variables)
+        left = [c for c in variables if c not in chosen]
+        if left and not args.input.lower().endswith((".parquet", ".pq")):
+            # they pass through untouched: their text as written ("007", "1"), not the parsed numbers
+            text = _read_csv(Path(args.input), args.input, dtype=str, usecols=left)
+            for c in left:
+                frame[c] = text[c].to_numpy()
+        variables = chosen
     show = not args.quiet and sys.stderr.isatty()
 
     result = microaggregate(

@@ -17,7 +17,7 @@ from ._helpers import assert_k_partition, naive_sse, zscore
 
 def test_result_fields_and_report():
     df = make_demo_data(120, rng=2)
-    res = microaggregate(df, 4, variables=["employees", "turnover", "wages"])
+    res = microaggregate(df, 4, variables=["employees", "turnover", "wages"], method="mdav")
     for field in ("data", "labels", "groups", "k", "method", "sse", "sst", "information_loss", "lower_bound",
                   "gap", "status", "message", "seconds", "variables", "settings", "info"):
         assert hasattr(res, field)
@@ -38,7 +38,7 @@ def test_result_fields_and_report():
 
 
 def test_settings_record_everything():
-    res = microaggregate(make_synthetic(50, 3, rng=0), 3, rng=11, time_limit=30)
+    res = microaggregate(make_synthetic(50, 3, rng=0), 3, method="mdav", rng=11, time_limit=30)
     s = res.settings
     assert s["method"] == "mdav" and s["k"] == 3 and s["rng"] == 11 and s["time_limit"] == 30
     assert s["scaling"] == "standardize" and s["options"] == {} and s["improve"] == []
@@ -79,14 +79,14 @@ def test_callable_method_and_improvement():
     def keep(Z, labels, k, ctx):
         return labels
 
-    res2 = microaggregate(X, 3, improve=keep)
+    res2 = microaggregate(X, 3, method="mdav", improve=keep)
     assert res2.method == "mdav+keep"
 
     def worse(Z, labels, k, ctx):
         return np.zeros_like(labels)  # one big group: valid but worse
 
-    res3 = microaggregate(X, 3, improve=worse)
-    assert res3.sse == pytest.approx(microaggregate(X, 3).sse)
+    res3 = microaggregate(X, 3, method="mdav", improve=worse)
+    assert res3.sse == pytest.approx(microaggregate(X, 3, method="mdav").sse)
     assert "discarded" in res3.message
 
 
@@ -117,8 +117,8 @@ def test_progress_callback_and_history():
 def test_scaling_none_partitions_raw_values_but_reports_il_on_zscores():
     rng = np.random.default_rng(0)
     X = np.column_stack([rng.normal(0, 1000, 40), rng.normal(0, 1, 40)])
-    raw = microaggregate(X, 4, scaling="none")
-    std = microaggregate(X, 4)
+    raw = microaggregate(X, 4, method="mdav", scaling="none")
+    std = microaggregate(X, 4, method="mdav")
     assert raw.sse == pytest.approx(naive_sse(zscore(X), raw.labels))
     from pysdcmicro._partition import canonical_labels
     from pysdcmicro.constructive import mdav_labels

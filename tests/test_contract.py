@@ -140,3 +140,13 @@ def test_improvement_never_worse_and_keeps_sizes(step, k):
     assert_k_partition(res.labels, 41, k, max_size=2 * k - 1)
     assert res.sse <= start.sse + 1e-9
     assert res.sse == pytest.approx(naive_sse(zscore(X), res.labels), rel=1e-9)
+
+
+@pytest.mark.parametrize("method", METHODS)
+def test_seedless_run_records_the_seed_that_repeats_it(method):
+    X = _data(n=40, d=3, seed=12)
+    first = _run(X, 3, method)  # no rng: one is drawn and recorded
+    seed = first.settings["rng"]
+    assert isinstance(seed, int) and seed >= 0
+    again = _run(X, 3, method, rng=seed)
+    np.testing.assert_array_equal(first.labels, again.labels)

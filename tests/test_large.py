@@ -150,7 +150,7 @@ def test_blocked_result_is_a_valid_k_partition_with_whole_data_il():
     X = make_synthetic(900, 3, kind="clustered", rng=4)
     df = pd.DataFrame(X, columns=["a", "b", "c"], index=[f"r{i}" for i in range(900)])
     df.insert(1, "id", np.arange(900))
-    res = microaggregate(df, 3, variables=["a", "b", "c"], blocks=100, n_jobs=1, rng=0)
+    res = microaggregate(df, 3, variables=["a", "b", "c"], blocks=100, n_jobs=1, rng=0, method="mdav")
     assert_k_partition(res.labels, 900, 3)
     Z = zscore(X)
     assert res.sse == pytest.approx(naive_sse(Z, res.labels), rel=1e-9)
@@ -182,8 +182,8 @@ def test_repair_never_raises_sse_nor_breaks_group_sizes():
         out[-1] = labels.max() + 1
         return out
 
-    plain = microaggregate(X, 3, blocks={"size": 100, "repair": "none"}, n_jobs=1)
-    res = microaggregate(X, 3, blocks={"size": 100, "repair": bad}, n_jobs=1)
+    plain = microaggregate(X, 3, blocks={"size": 100, "repair": "none"}, n_jobs=1, method="mdav")
+    res = microaggregate(X, 3, blocks={"size": 100, "repair": bad}, n_jobs=1, method="mdav")
     assert_k_partition(res.labels, 600, 3)
     assert res.sse == pytest.approx(plain.sse, rel=1e-12)
     assert all(p["improved"] == 0 for p in res.info["repair"]["passes"])
@@ -195,7 +195,7 @@ def test_tiny_blocks_and_small_strata_still_get_valid_groups():
     df = pd.DataFrame({"x": rng.normal(size=70), "y": rng.normal(size=70),
                        "s": ["a"] * 60 + ["b"] * 5 + ["c"] * 5})
     # Block size 1 acts as 2k; strata "b" and "c" have k..2k-1 records: one group each.
-    res = microaggregate(df, 3, variables=["x", "y"], strata="s", blocks=1, n_jobs=1, rng=0)
+    res = microaggregate(df, 3, variables=["x", "y"], strata="s", blocks=1, n_jobs=1, rng=0, method="mdav")
     assert_k_partition(res.labels, 70, 3)
     for s in ("a", "b", "c"):
         rows = np.flatnonzero(df["s"] == s)
@@ -204,35 +204,35 @@ def test_tiny_blocks_and_small_strata_still_get_valid_groups():
     assert len(set(res.labels[60:65])) == 1 and len(set(res.labels[65:])) == 1
     assert res.info["blocks"]["min_size"] >= 5 and res.info["blocks"]["count"] >= 10
     with pytest.raises(StratumTooSmallError, match="stratum s=c has 2 records"):
-        microaggregate(df.iloc[:67], 3, variables=["x", "y"], strata="s", blocks=10, n_jobs=1)
+        microaggregate(df.iloc[:67], 3, variables=["x", "y"], strata="s", blocks=10, n_jobs=1, method="mdav")
 
 
 def test_fewer_than_2k_records_with_blocks_make_one_group():
     X = np.random.default_rng(3).normal(size=(5, 2))
-    res = microaggregate(X, 3, blocks=1, n_jobs=1)
+    res = microaggregate(X, 3, blocks=1, n_jobs=1, method="mdav")
     assert res.n_groups == 1 and res.settings["blocks"] is None
 
 
 def test_one_block_is_exactly_the_whole_data_run():
     X = make_synthetic(300, 3, rng=2)
-    whole = microaggregate(X, 4, blocks=None)
-    one = microaggregate(X, 4, blocks=300, n_jobs=2)
+    whole = microaggregate(X, 4, blocks=None, method="mdav")
+    one = microaggregate(X, 4, blocks=300, n_jobs=2, method="mdav")
     np.testing.assert_array_equal(whole.labels, one.labels)
     assert one.settings["blocks"] is None and "blocks" not in one.info
 
 
 def test_auto_threshold_dispatch(monkeypatch):
     X = make_synthetic(400, 3, rng=9)
-    default = microaggregate(X, 4)
+    default = microaggregate(X, 4, method="mdav")
     assert default.settings["blocks"] is None  # 400 <= LARGE_N: whole data
     assert _blocked.LARGE_N == 50_000
     monkeypatch.setattr(_blocked, "LARGE_N", 300)
     monkeypatch.setattr(_blocked, "DEFAULT_BLOCK_SIZE", 100)
-    res = microaggregate(X, 4, n_jobs=1)
+    res = microaggregate(X, 4, n_jobs=1, method="mdav")
     assert res.settings["blocks"]["reason"].startswith("auto: more than 300 records")
     assert res.info["blocks"]["count"] == 4 and res.info["blocks"]["sizes"] == [100] * 4
     assert_k_partition(res.labels, 400, 4)
-    off = microaggregate(X, 4, blocks=None)
+    off = microaggregate(X, 4, blocks=None, method="mdav")
     np.testing.assert_array_equal(off.labels, default.labels)
 
 
@@ -240,8 +240,8 @@ def test_blocked_il_no_worse_than_whole_mdav_on_clustered_data():
     # A true property at this size (measured; see benchmarks/results/large.md for 10^4..10^5):
     # the repair's local search gains more than the block borders cost.
     X = make_synthetic(3000, 5, kind="clustered", rng=1)
-    whole = microaggregate(X, 3, blocks=None)
-    blocked = microaggregate(X, 3, blocks=600, n_jobs=1, rng=0)
+    whole = microaggregate(X, 3, blocks=None, method="mdav")
+    blocked = microaggregate(X, 3, blocks=600, n_jobs=1, rng=0, method="mdav")
     assert blocked.information_loss <= whole.information_loss
     assert blocked.info["repair"]["gain_information_loss"] > 0
 
@@ -273,7 +273,7 @@ def test_unpicklable_method_runs_in_this_process():
 
 def test_progress_reports_each_block_and_each_repair_pass():
     events = []
-    microaggregate(make_synthetic(500, 2, rng=0), 5, blocks=100, n_jobs=1, progress=events.append)
+    microaggregate(make_synthetic(500, 2, rng=0), 5, blocks=100, n_jobs=1, progress=events.append, method="mdav")
     per_block = [e for e in events if e.stage == "blocks" and e.iteration is not None]
     assert [e.iteration for e in per_block] == [1, 2, 3, 4, 5]
     assert per_block[-1].extra["blocks"] == "5/5"
@@ -282,7 +282,7 @@ def test_progress_reports_each_block_and_each_repair_pass():
 
 def test_time_limit_keeps_a_valid_partition():
     X = make_synthetic(2000, 3, rng=5)
-    res = microaggregate(X, 3, blocks=200, n_jobs=1, time_limit=1e-6)
+    res = microaggregate(X, 3, blocks=200, n_jobs=1, time_limit=1e-6, method="mdav")
     assert_k_partition(res.labels, 2000, 3)
     assert res.status == "limit"
 
@@ -306,7 +306,7 @@ def test_bad_large_data_options(kwargs, error, message):
 def test_microaggregate_blocked_is_the_same_path():
     X = make_synthetic(500, 3, rng=3)
     a = microaggregate_blocked(X, 3, block_size=100, n_jobs=1, rng=1, repair_options={"rounds": 3})
-    b = microaggregate(X, 3, blocks={"size": 100, "repair_options": {"rounds": 3}}, n_jobs=1, rng=1)
+    b = microaggregate(X, 3, blocks={"size": 100, "repair_options": {"rounds": 3}}, n_jobs=1, rng=1, method="mdav")
     np.testing.assert_array_equal(a.labels, b.labels)
     assert a.settings["blocks"]["repair_options"] == {"rounds": 3}
 
@@ -325,12 +325,12 @@ def dask_client():
 
 def test_dask_cluster_gives_the_same_result_as_the_process_pool(dask_client):
     X = make_synthetic(1500, 3, kind="clustered", rng=12)
-    pooled = microaggregate(X, 3, blocks=250, n_jobs=2, rng=3)
-    on_dask = microaggregate(X, 3, blocks=250, client=dask_client, rng=3)
+    pooled = microaggregate(X, 3, blocks=250, n_jobs=2, rng=3, method="mdav")
+    on_dask = microaggregate(X, 3, blocks=250, client=dask_client, rng=3, method="mdav")
     np.testing.assert_array_equal(pooled.labels, on_dask.labels)
     assert on_dask.info["blocks"]["executor"] == "dask"
     assert on_dask.information_loss == pooled.information_loss
-    by_address = microaggregate(X, 3, blocks=250, client=dask_client.scheduler.address, rng=3)
+    by_address = microaggregate(X, 3, blocks=250, client=dask_client.scheduler.address, rng=3, method="mdav")
     np.testing.assert_array_equal(pooled.labels, by_address.labels)
 
 
@@ -342,9 +342,9 @@ def test_dask_dataframe_in_dask_dataframe_out(dask_client):
     df["const"] = 4
     ddf = dd.from_pandas(df, npartitions=3)
     with pytest.warns(ConstantColumnWarning):
-        res = microaggregate(ddf, 3, variables=["a", "b", "c", "const"], blocks=200, rng=0)
+        res = microaggregate(ddf, 3, variables=["a", "b", "c", "const"], blocks=200, rng=0, method="mdav")
     with pytest.warns(ConstantColumnWarning):
-        expected = microaggregate(df, 3, variables=["a", "b", "c", "const"], blocks=200, n_jobs=1, rng=0)
+        expected = microaggregate(df, 3, variables=["a", "b", "c", "const"], blocks=200, n_jobs=1, rng=0, method="mdav")
     assert isinstance(res.data, dd.DataFrame)
     np.testing.assert_array_equal(res.labels, expected.labels)
     out = res.data.compute()
@@ -387,7 +387,7 @@ def test_cli_parquet_in_and_out_with_blocks(tmp_path):
                        "y": rng.integers(0, 1000, 600), "group": pd.Categorical(rng.choice(["a", "b"], 600))})
     src, out, rep = tmp_path / "in.parquet", tmp_path / "out.parquet", tmp_path / "r.json"
     df.to_parquet(src, index=False)
-    proc = _cli("microaggregate", src, "--k", 4, "--variables", "x,y", "--blocks", 100, "--n-jobs", 1,
+    proc = _cli("microaggregate", src, "--k", 4, "--variables", "x,y", "--method", "mdav", "--blocks", 100, "--n-jobs", 1,
                 "--output", out, "--report", rep, "--quiet")
     assert proc.returncode == 0, proc.stderr
     masked = pd.read_parquet(out)
@@ -395,7 +395,7 @@ def test_cli_parquet_in_and_out_with_blocks(tmp_path):
     report = json.loads(rep.read_text())
     assert report["blocks"]["count"] == 6 and report["settings"]["blocks"]["block_size"] == 100
     assert report["min_group_size"] >= 4
-    res = microaggregate(df, 4, variables=["x", "y"], blocks=100, n_jobs=1)
+    res = microaggregate(df, 4, variables=["x", "y"], blocks=100, n_jobs=1, method="mdav")
     np.testing.assert_allclose(masked[["x", "y"]].to_numpy(), res.data[["x", "y"]].to_numpy(), rtol=1e-15)
 
 

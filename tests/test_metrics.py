@@ -62,7 +62,7 @@ def naive_eigen(X, M):
 
 def masked_by_mdav(n, d, k, seed):
     X = make_synthetic(n, d, rng=seed)
-    res = pysdcmicro.microaggregate(X, k)
+    res = pysdcmicro.microaggregate(X, k, method="mdav")
     return X, res.data, res
 
 
@@ -222,7 +222,7 @@ def test_k_anonymity_over_mixed_dtype_columns():
 @given(st.integers(0, 10_000), st.integers(2, 6), st.integers(12, 60))
 def test_microaggregated_output_is_k_anonymous_and_the_input_is_not(seed, k, n):
     X = make_synthetic(n, 3, rng=seed)
-    res = pysdcmicro.microaggregate(X, k)
+    res = pysdcmicro.microaggregate(X, k, method="mdav")
     assert metrics.is_k_anonymous(res.data, k)
     assert metrics.frequency_counts(res.data).min() >= k
     assert not metrics.is_k_anonymous(X, 2)  # continuous data: every record unique
@@ -259,7 +259,7 @@ def test_variable_changes_and_correlations_toy():
 def test_frames_and_arrays_give_the_same_numbers():
     df = make_demo_data(90, rng=1)
     qi = ["employees", "turnover", "wages"]
-    res = pysdcmicro.microaggregate(df, 3, variables=qi)
+    res = pysdcmicro.microaggregate(df, 3, variables=qi, method="mdav")
     X, M = df[qi].to_numpy(float), res.data[qi].to_numpy(float)
     for f in (metrics.il_sse, metrics.il1s, metrics.il1, metrics.eigen_utility, metrics.interval_disclosure_risk):
         assert f(df, res.data, variables=qi) == pytest.approx(f(X, M), rel=1e-12), f.__name__

@@ -33,7 +33,7 @@ def r():
 def test_utility_and_risk_equal_sdcmicro(r, casc, dataset, k):
     ro, s = r
     original = casc(dataset).astype(float)
-    masked = pysdcmicro.microaggregate(original, k).data
+    masked = pysdcmicro.microaggregate(original, k, method="mdav", variables=list(original.columns)).data
     x, xm = s.to_r(original), s.to_r(masked)
     d_utility = ro.r("function(x, xm, m) sdcMicro::dUtility(x, xm = xm, method = m)")
     d_risk = ro.r("function(x, xm, k) sdcMicro::dRisk(x, xm = xm, k = k)")

@@ -81,7 +81,7 @@ def test_progress_true_prints_the_final_state_to_stderr(capsys):
 def test_one_event_per_stratum():
     events = []
     df = make_demo_data(120, rng=2)
-    pysdcmicro.microaggregate(df, 3, variables=["employees", "wages"], strata="region", progress=events.append)
+    pysdcmicro.microaggregate(df, 3, variables=["employees", "wages"], strata="region", progress=events.append, method="mdav")
     strata = [e.extra["stratum"] for e in events if "stratum" in e.extra]
     n = df["region"].nunique()
     assert strata == [f"{i}/{n}" for i in range(1, n + 1)]

@@ -71,7 +71,7 @@ def test_groups_never_cross_strata(method, k):
 
 def test_several_strata_columns():
     df = _frame(n=90, seed=5)
-    res = microaggregate(df, 3, variables=VARS, strata=["region", "size"])
+    res = microaggregate(df, 3, variables=VARS, strata=["region", "size"], method="mdav")
     codes = (df["region"] + "/" + df["size"].astype(str)).to_numpy()
     _assert_within_strata(res.labels, codes)
     assert_k_partition(res.labels, 90, 3)
@@ -85,11 +85,11 @@ def test_several_strata_columns():
 def test_stratum_scaling_is_each_stratum_alone():
     """strata_scaling="stratum" = the method run on each stratum's rows by themselves."""
     df = _frame(n=80, seed=11)
-    res = microaggregate(df, 3, variables=VARS, strata="region", strata_scaling="stratum")
+    res = microaggregate(df, 3, variables=VARS, strata="region", strata_scaling="stratum", method="mdav")
     assert res.settings["strata_scaling"] == "stratum"
     for region in ("north", "south", "east"):
         mask = (df["region"] == region).to_numpy()
-        alone = microaggregate(df[mask], 3, variables=VARS)
+        alone = microaggregate(df[mask], 3, variables=VARS, method="mdav")
         pd.testing.assert_frame_equal(res.data[mask], alone.data)
         # same partition of the stratum's rows
         assert np.array_equal(pysdcmicro._partition.canonical_labels(res.labels[mask]), alone.labels)
@@ -100,7 +100,7 @@ def test_global_scaling_uses_whole_data_z_scores():
     from pysdcmicro.constructive import mdav_labels
 
     df = _frame(n=80, seed=11)
-    res = microaggregate(df, 3, variables=VARS, strata="region")
+    res = microaggregate(df, 3, variables=VARS, strata="region", method="mdav")
     assert res.settings["strata_scaling"] == "global"
     Z = pysdcmicro.standardize(df[VARS].to_numpy())[0]
     for region in ("north", "south", "east"):
@@ -114,8 +114,8 @@ def test_the_two_scalings_can_group_differently():
     # Region "south" has 10x the income spread of the whole data's other regions: within it,
     # whole-data z-scores weigh income far more than within-stratum ones do.
     df = _frame(n=120, seed=3)
-    a = microaggregate(df, 3, variables=VARS, strata="region", strata_scaling="global")
-    b = microaggregate(df, 3, variables=VARS, strata="region", strata_scaling="stratum")
+    a = microaggregate(df, 3, variables=VARS, strata="region", strata_scaling="global", method="mdav")
+    b = microaggregate(df, 3, variables=VARS, strata="region", strata_scaling="stratum", method="mdav")
     assert not np.array_equal(a.labels, b.labels)
     _assert_within_strata(b.labels, df["region"].to_numpy())
     # Both report IL on whole-data z-scores.
@@ -126,8 +126,8 @@ def test_the_two_scalings_can_group_differently():
 @pytest.mark.parametrize("strata_scaling", ["global", "stratum"])
 def test_one_stratum_equals_no_strata(strata_scaling):
     df = _frame(n=50, seed=2).assign(country="ES")
-    plain = microaggregate(df, 4, variables=VARS)
-    one = microaggregate(df, 4, variables=VARS, strata="country", strata_scaling=strata_scaling)
+    plain = microaggregate(df, 4, variables=VARS, method="mdav")
+    one = microaggregate(df, 4, variables=VARS, strata="country", strata_scaling=strata_scaling, method="mdav")
     assert np.array_equal(plain.labels, one.labels)
     assert one.information_loss == pytest.approx(plain.information_loss, rel=1e-12)
 
@@ -137,38 +137,38 @@ def test_too_small_stratum_is_named():
     df.loc[df.index[[3, 17]], "region"] = "islands"
     with pytest.raises(StratumTooSmallError, match=r"stratum region=islands has 2 records; every stratum "
                                                    r"needs at least k=3"):
-        microaggregate(df, 3, variables=VARS, strata="region")
+        microaggregate(df, 3, variables=VARS, strata="region", method="mdav")
     # a ValueError for callers who do not know pysdcmicro
     with pytest.raises(ValueError, match="islands"):
-        microaggregate(df, 3, variables=VARS, strata=["region"], strata_scaling="stratum")
+        microaggregate(df, 3, variables=VARS, strata=["region"], strata_scaling="stratum", method="mdav")
     # a single record: singular wording, several columns named
     df.loc[df.index[17], "region"] = "north"
     df["size"] = 0
     with pytest.raises(StratumTooSmallError, match=r"stratum region=islands, size=0 has 1 record;"):
-        microaggregate(df, 2, variables=VARS, strata=["region", "size"])
+        microaggregate(df, 2, variables=VARS, strata=["region", "size"], method="mdav")
 
 
 def test_strata_errors():
     df = _frame(n=30)
     with pytest.raises(InvalidInputError, match="both in `variables` and in `strata`"):
-        microaggregate(df, 3, variables=["income", "size"], strata="size")
+        microaggregate(df, 3, variables=["income", "size"], strata="size", method="mdav")
     with pytest.raises(InvalidInputError, match="unknown column 'regoin' in `strata`.*Did you mean 'region'"):
-        microaggregate(df, 3, variables=VARS, strata="regoin")
+        microaggregate(df, 3, variables=VARS, strata="regoin", method="mdav")
     with pytest.raises(InvalidInputError, match=r"`strata_scaling` must be one of 'global', 'stratum'; got 'local'"):
-        microaggregate(df, 3, variables=VARS, strata="region", strata_scaling="local")
+        microaggregate(df, 3, variables=VARS, strata="region", strata_scaling="local", method="mdav")
     with pytest.raises(InvalidInputError, match='`strata_scaling` must be "global" when `scaling` is \'none\''):
-        microaggregate(df, 3, variables=VARS, strata="region", scaling="none", strata_scaling="stratum")
+        microaggregate(df, 3, variables=VARS, strata="region", scaling="none", strata_scaling="stratum", method="mdav")
     bad = df.copy()
     bad.loc[bad.index[4], "region"] = None
     with pytest.raises(InvalidInputError, match="stratum column 'region' has a missing value at row 4"):
-        microaggregate(bad, 3, variables=VARS, strata="region")
+        microaggregate(bad, 3, variables=VARS, strata="region", method="mdav")
     with pytest.raises(InvalidInputError, match="`strata` needs a DataFrame"):
-        microaggregate(df[VARS].to_numpy(), 3, strata=0)
+        microaggregate(df[VARS].to_numpy(), 3, strata=0, method="mdav")
 
 
 def test_default_variables_exclude_strata_columns():
     df = _frame(n=40, seed=4)
-    res = microaggregate(df, 3, strata="size")   # numeric stratum column, not microaggregated
+    res = microaggregate(df, 3, strata="size", method="mdav")   # numeric stratum column, not microaggregated
     assert "size" not in res.variables
     assert res.data["size"].equals(df["size"])
     _assert_within_strata(res.labels, df["size"].to_numpy())
@@ -176,10 +176,10 @@ def test_default_variables_exclude_strata_columns():
 
 def test_estimator_passes_strata_scaling():
     df = _frame(n=60, seed=8)
-    est = pysdcmicro.Microaggregator(k=3, variables=VARS, strata="region", strata_scaling="stratum")
+    est = pysdcmicro.Microaggregator(k=3, variables=VARS, strata="region", strata_scaling="stratum", method="mdav")
     assert "strata_scaling='stratum'" in repr(est)
     out = est.fit_transform(df)
-    ref = microaggregate(df, 3, variables=VARS, strata="region", strata_scaling="stratum")
+    ref = microaggregate(df, 3, variables=VARS, strata="region", strata_scaling="stratum", method="mdav")
     pd.testing.assert_frame_equal(out, ref.data)
 
 
@@ -189,14 +189,14 @@ def test_cli_strata(tmp_path, capsys):
     df.to_csv(src, index=False)
     out, report = tmp_path / "out.csv", tmp_path / "r.json"
     code = main(["microaggregate", str(src), "--k", "3", "--variables", "income,wealth,age",
-                 "--strata", "region", "--strata-scaling", "stratum", "--output", str(out),
+                 "--strata", "region", "--strata-scaling", "stratum", "--method", "mdav", "--output", str(out),
                  "--report", str(report), "--quiet"])
     assert code == 0
     masked = pd.read_csv(out)
     rep = json.loads(report.read_text())
     assert rep["settings"]["strata"] == ["region"]
     assert rep["settings"]["strata_scaling"] == "stratum"
-    ref = microaggregate(df.reset_index(drop=True), 3, variables=VARS, strata="region", strata_scaling="stratum")
+    ref = microaggregate(df.reset_index(drop=True), 3, variables=VARS, strata="region", strata_scaling="stratum", method="mdav")
     assert rep["information_loss"] == pytest.approx(ref.information_loss, rel=1e-12)
     np.testing.assert_allclose(masked[VARS].to_numpy(), ref.data[VARS].to_numpy(), rtol=1e-12)
     assert masked["region"].tolist() == df["region"].tolist()

@@ -205,13 +205,14 @@ def group_scores(P: Partition) -> np.ndarray:
     return np.bincount(lab, weights=out - inc, minlength=g)
 
 
-def _best_cycle(P: Partition, s: int, k: int, max_size: int, depth: int | None = None):
+def _best_cycle(P: Partition, s: int, k: int, max_size: int, depth: int | None = None, stop=None):
     """Most negative valid cycle through group ``s`` in the DAG H' of eq. 8.
 
     Returns ``(cost, records, new_groups)`` or None. Nodes are records (0..n-1) and group
     nodes (n + h), processed layer by layer (one layer per group, in rank order) for all
     S = |G_s| + 1 sources at once. Time O(S n^2 (d + k) / 2), memory O(S n k) per layer:
-    no n x n matrix.
+    no n x n matrix. ``stop``: a callable polled every 32 layers; when it returns True the
+    search is abandoned (None is returned), so a deadline can interrupt it on large data.
     """
     n, g = P.n, P.g
     Z, z2, own, sizes, lab = P.Z, P.z2, P.own, P.sizes, P.labels
@@ -232,7 +233,9 @@ def _best_cycle(P: Partition, s: int, k: int, max_size: int, depth: int | None =
     prior = [src]
     prior_groups = [s]
     rows_S = np.arange(S)
-    for q in order[1:]:
+    for layer, q in enumerate(order[1:]):
+        if stop is not None and layer % 32 == 31 and stop():
+            return None
         q = int(q)
         T = np.asarray(P.members[q], dtype=np.int64)
         sq = float(sizes[q])
@@ -316,7 +319,7 @@ def _best_cycle(P: Partition, s: int, k: int, max_size: int, depth: int | None =
 
 
 def complex_heuristic(P: Partition, k: int, *, max_size: int | None = None, tol: float | None = None,
-                      cycle_groups: int = 1, cycle_depth: int | None = None) -> tuple[int, float]:
+                      cycle_groups: int = 1, cycle_depth: int | None = None, stop=None) -> tuple[int, float]:
     """Algorithm 4 on ``P`` in place: the most negative valid cycle through the group of
     lowest Score (or, with ``cycle_groups`` > 1, through the first group of that many in
     increasing Score that has one). Returns (records moved, SSE change)."""
@@ -326,7 +329,7 @@ def complex_heuristic(P: Partition, k: int, *, max_size: int | None = None, tol:
         return 0, 0.0
     scores = group_scores(P)
     for s in np.argsort(scores, kind="stable")[:cycle_groups]:
-        found = _best_cycle(P, int(s), k, max_size, cycle_depth)
+        found = _best_cycle(P, int(s), k, max_size, cycle_depth, stop)
         if found is None or found[0] >= -tol:
             continue
         cost, records, groups = found
@@ -380,6 +383,9 @@ def icsm_search(Z: np.ndarray, labels: np.ndarray, k: int, *, pool_size: int = 1
                 if cost < current - tol:
                     P = Partition(Z, new_labels)
                     current = P.sse()
+                    if ctx is not None and ctx.expired():  # large data: a step takes seconds
+                        progress("inner")
+                        return P, rounds, "limit"
             applied, _ = simple_heuristic(P, k, pool_size=pool_size, tol=tol)
             if applied:
                 current = P.sse()
@@ -391,9 +397,10 @@ def icsm_search(Z: np.ndarray, labels: np.ndarray, k: int, *, pool_size: int = 1
         why = stop()
         if why:
             return P, rounds, why
-        moved, _ = complex_heuristic(P, k, tol=tol, cycle_groups=cycle_groups, cycle_depth=cycle_depth)
-        if not moved:
-            return P, rounds, "done"
+        moved, _ = complex_heuristic(P, k, tol=tol, cycle_groups=cycle_groups, cycle_depth=cycle_depth,
+                                     stop=ctx.expired if ctx is not None else None)
+        if not moved:  # none found, or the search was stopped by the deadline
+            return P, rounds, "limit" if (ctx is not None and ctx.expired()) else "done"
         current = P.sse()
         rounds += 1
         progress("n-opt")

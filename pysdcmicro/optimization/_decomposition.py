@@ -1,9 +1,11 @@
 """The decomposition heuristic of Castro, Gentile and Spagnolo-Arrizabalaga (PSD 2022, Sect. 2).
 
-1. standardize (done by the facade); 2. best of MDAV and V-MDAV; 3. two-swap local search;
+1. standardize (done by the facade); 2. best of MDAV and V-MDAV; 3. local search (ICSM
+with restarts by default; two-swap in the paper);
 4. split the records into ``s' <= s`` subsets of about ``round(n/s)`` records along the groups
 of step 3; 5. column generation on each subset (in parallel worker processes when there are
-several cores); 6. union of the subset partitions; 7. two-swap again.
+several cores); 6. union of the subset partitions; 7. local search again. With a time
+limit, further rounds of 4-7 (new splits) until the deadline.
 """
 
 from __future__ import annotations
@@ -52,13 +54,15 @@ def _local_search(Z, labels, k, ctx, notes, stage, kind):
     return labels, sol.status
 
 
-def split_along_groups(Z: np.ndarray, labels: np.ndarray, s: int, order: str = "path") -> list[np.ndarray]:
+def split_along_groups(Z: np.ndarray, labels: np.ndarray, s: int, order: str = "path",
+                       start: int | None = None) -> list[np.ndarray]:
     """Step 4: cut the groups of ``labels`` into ``s' <= s`` subsets of at least
     ``round(n/s)`` records (the last takes what is left), adding whole groups in turn.
 
     ``order="sequential"`` adds the groups in label order (the paper); ``order="path"``
     first orders the groups along a nearest-neighbour path over their centroids (from the
-    centroid farthest from the overall mean), so that each subset is spatially compact.
+    centroid farthest from the overall mean, or from group ``start``), so that each subset
+    is spatially compact.
     """
     groups = groups_from_labels(canonical_labels(labels))
     n = Z.shape[0]
@@ -66,7 +70,7 @@ def split_along_groups(Z: np.ndarray, labels: np.ndarray, s: int, order: str = "
     if order == "path" and len(groups) > 2:
         C = np.array([Z[g].mean(axis=0) for g in groups])
         left = np.ones(len(groups), dtype=bool)
-        cur = int(np.argmax(((C - C.mean(axis=0)) ** 2).sum(axis=1)))
+        cur = int(np.argmax(((C - C.mean(axis=0)) ** 2).sum(axis=1))) if start is None else int(start) % len(groups)
         seq = []
         for _ in range(len(groups)):
             seq.append(cur)
@@ -103,13 +107,24 @@ def _solve_subset(args):
             {key: sol.info.get(key) for key in ("iterations", "converged", "columns", "mip_status")})
 
 
-@register_method("decomposition", randomized=False,
-                 summary="decomposition heuristic: MDAV/V-MDAV, local search (two-swap or ICSM), column generation per subset, local search")
-def _decomposition_solver(Z: np.ndarray, k: int, ctx: Context, *, s: int = 10, step3: bool = True,
-                          local_search: str = "two-swap", split: str = "path", processes: int = 0,
+def _s_for(k: int) -> int:
+    """Default number of subsets, by measurement (benchmarks/results/decomposition.md: with
+    ICSM restarts and 300 s, s = 2 / 5 / 10 at k = 3 / 5 / 10 gave 14.47 / 20.17 / 30.13 on
+    Tarragona, below Castro et al. 2022 Table 5): subsets of about 400, 170 and 85 records."""
+    return 2 if k <= 3 else 5 if k <= 5 else 10
+
+
+@register_method("decomposition", randomized=True,
+                 summary="decomposition heuristic: MDAV/V-MDAV, local search (ICSM restarts by default), column "
+                         "generation per subset, local search; with a time limit, new splits until the deadline")
+def _decomposition_solver(Z: np.ndarray, k: int, ctx: Context, *, s: int | None = None, step3: bool = True,
+                          local_search: str = "icsm-restarts", split: str = "path", processes: int = 0,
                           subset_time_limit: float | None = None, max_iterations: int | None = None,
                           pricing_deterministic_time: float | None = None,
-                          mip_time: float = 60.0, mip_deterministic_time: float | None = None) -> Solution:
+                          mip_time: float = 60.0, mip_deterministic_time: float | None = None,
+                          max_rounds: int | None = None) -> Solution:
+    if s is None:
+        s = _s_for(k)
     check_positive_int(s, "s")
     check_choice(local_search, "local_search", ("two-swap", "icsm", "icsm-restarts", "none"))
     check_choice(split, "split", ("path", "sequential"))
@@ -119,6 +134,7 @@ def _decomposition_solver(Z: np.ndarray, k: int, ctx: Context, *, s: int = 10, s
     check_number(pricing_deterministic_time, "pricing_deterministic_time", low=0, low_open=True, allow_none=True)
     check_number(mip_time, "mip_time", low=0, low_open=True)
     check_number(mip_deterministic_time, "mip_deterministic_time", low=0, low_open=True, allow_none=True)
+    check_positive_int(max_rounds, "max_rounds", allow_none=True)
     n = Z.shape[0]
     notes: list[str] = []
     info: dict = {"s": s, "split": split, "local_search": local_search}
@@ -133,35 +149,99 @@ def _decomposition_solver(Z: np.ndarray, k: int, ctx: Context, *, s: int = 10, s
     best_sse, step2_name, labels = min(scored, key=lambda t: t[0])
     info.update(step2=step2_name, step2_sse=best_sse)
     ctx.offer(labels, best_sse)
+    ctx.report(stage="step 2", sse=best_sse)
     if n < 2 * k or ctx.expired():
         status = "done" if n < 2 * k else "limit"
         return Solution(labels=labels, status=status, message="; ".join(notes), info=info)
     # Step 3.
+    # Step 3 share: 20 % (the paper's two-swap needs little); with ICSM restarts, which give
+    # most of the gain (benchmarks/results/decomposition.md: Tarragona k=3 14.47 after step 3),
+    # half of the time.
+    step3_share = 0.5 if local_search == "icsm-restarts" else 0.2
     if step3:
-        labels, _ = _local_search(Z, labels, k, ctx.child(fraction=0.2), notes, "step 3", local_search)
+        labels, _ = _local_search(Z, labels, k, ctx.child(fraction=step3_share), notes, "step 3", local_search)
         info["step3_sse"] = sse(Z, labels)
         ctx.offer(labels, info["step3_sse"])
-    # Step 4.
-    subsets = split_along_groups(Z, labels, s, split)
-    info["subsets"] = len(subsets)
+        ctx.report(stage="step 3", sse=info["step3_sse"])
     jobs = processes or (os.cpu_count() or 1)
-    jobs = max(1, min(jobs, len(subsets)))
-    info["processes"] = jobs
-    # Step 5: time per subset.
-    rem = ctx.remaining()
-    per = subset_time_limit
-    if math.isfinite(rem):
-        share = 0.85 * rem * jobs / len(subsets)
-        per = share if per is None else min(per, share)
-    seeds = [ctx.seed() for _ in subsets]
-    local = np.empty(n, dtype=np.int64)
     options = {"max_iterations": max_iterations, "pricing_deterministic_time": pricing_deterministic_time,
                "mip_time": mip_time, "mip_deterministic_time": mip_deterministic_time,
                # a deterministic MIP budget needs CP-SAT (HiGHS only takes wall-clock limits)
                "mip_solver": "cpsat" if mip_deterministic_time is not None else "highs"}
+    # Steps 4-7, then (with a time limit) again with new splits until the deadline: each
+    # round splits the best partition along a path from another group, re-solves the subsets
+    # and keeps the union only if it is better. Two rounds in a row without a gain hand the
+    # rest of the time to ICSM with restarts.
+    limited = ctx.deadline.limited
+    rounds = max_rounds if max_rounds is not None else (None if limited else 1)
+    best, best_value = labels, sse(Z, labels)
+    statuses: list[str] = []
+    history: list[dict] = []
+    stale = 0
+    r = 0
+    while rounds is None or r < rounds:
+        if r > 0 and (ctx.expired() or ctx.remaining() < 1.0):  # no time for another round
+            break
+        start = None if r == 0 else int(ctx.rng.integers(1 << 30))
+        union, sub_info, st, seconds = _one_round(Z, k, ctx, best, s, split, start, jobs, subset_time_limit,
+                                                  options, info)
+        statuses.extend(st)
+        union_sse = sse(Z, union)
+        if r == 0:
+            info["subset_results"] = sub_info
+            info["step5_sse"] = union_sse
+        ctx.offer(union, union_sse) if union_sse < best_value else None
+        ctx.report(stage=f"round {r + 1}: subsets", sse=min(best_value, union_sse))
+        # Step 7 (the chosen local search); with restarts it takes what is left of the time.
+        final, _ = _local_search(Z, union, k, ctx, notes, "step 7", local_search)
+        value = sse(Z, final)
+        if r == 0:
+            info["step7_sse"] = value
+        history.append({"round": r + 1, "start": start, "union_sse": union_sse, "sse": value,
+                        "seconds": seconds})
+        if value < best_value - 1e-9 * max(1.0, best_value):
+            best, best_value, stale = final, value, 0
+            ctx.offer(best, best_value)
+        else:
+            stale += 1
+        ctx.report(stage=f"round {r + 1}", sse=best_value)
+        r += 1
+        if limited and stale >= 2 and local_search != "icsm-restarts" and not ctx.expired():
+            notes.append(f"two rounds without a gain: ICSM with restarts for the rest of the time")
+            sol = optional_spec("improvement", "icsm").core(Z, best, k, ctx.child(stage="icsm-restarts"),
+                                                             max_restarts=None)
+            value = sse(Z, sol.labels)
+            info["icsm_restarts_sse"] = value
+            if value < best_value:
+                best, best_value = np.asarray(sol.labels), value
+                ctx.offer(best, best_value)
+            break
+    info["rounds"] = history
+    status = "limit" if ("limit" in statuses or ctx.expired()) else "done"
+    if limited and r > 1:
+        notes.append(f"{r} rounds of splits")
+    return Solution(labels=best, status=status, message="; ".join(notes), info=info)
+
+
+def _one_round(Z, k, ctx, labels, s, split, start, jobs, subset_time_limit, options, info):
+    """Steps 4-6 from ``labels``: split, column generation per subset, union."""
+    import time
+
+    started = time.monotonic()
+    n = Z.shape[0]
+    subsets = split_along_groups(Z, labels, s, split, start=start)
+    info["subsets"] = len(subsets)
+    jobs = max(1, min(jobs, len(subsets)))
+    info["processes"] = jobs
+    rem = ctx.remaining()
+    per = subset_time_limit
+    if math.isfinite(rem):
+        # with ICSM restarts in step 7, half of what is left goes to the subsets
+        share = (0.5 if info.get("local_search") == "icsm-restarts" else 0.85) * rem * jobs / len(subsets)
+        per = share if per is None else min(per, share)
+    seeds = [ctx.seed() for _ in subsets]
     tasks = []
     for rows, seed in zip(subsets, seeds):
-        local[rows] = np.arange(rows.size)
         seed_labels = canonical_labels(labels[rows])
         tasks.append((np.ascontiguousarray(Z[rows]), k, seed, per, seed_labels, options))
     if jobs > 1:
@@ -171,7 +251,6 @@ def _decomposition_solver(Z: np.ndarray, k: int, ctx: Context, *, s: int = 10, s
             results = list(pool.map(_solve_subset, tasks))
     else:
         results = [_solve_subset(t) for t in tasks]
-    # Step 6: union.
     union = np.empty(n, dtype=np.int64)
     offset = 0
     sub_info = []
@@ -181,14 +260,7 @@ def _decomposition_solver(Z: np.ndarray, k: int, ctx: Context, *, s: int = 10, s
         offset += int(lab.max()) + 1
         statuses.append(st)
         sub_info.append({"n": int(rows.size), "sse": sse(Z[rows], lab), "lower_bound": lb, "status": st, **inf})
-    info["subset_results"] = sub_info
-    info["step5_sse"] = sse(Z, union)
-    ctx.offer(union, info["step5_sse"])
-    # Step 7.
-    final, _ = _local_search(Z, union, k, ctx, notes, "step 7", local_search)
-    info["step7_sse"] = sse(Z, final)
-    status = "limit" if ("limit" in statuses or ctx.expired()) else "done"
-    return Solution(labels=final, status=status, message="; ".join(notes), info=info)
+    return union, sub_info, statuses, time.monotonic() - started
 
 
 def decomposition(X, k, *, variables=None, scaling="standardize", improve=None, rng=None,
@@ -196,32 +268,44 @@ def decomposition(X, k, *, variables=None, scaling="standardize", improve=None, 
     """Microaggregate with the decomposition heuristic (column generation on subsets).
 
     Steps (Castro, Gentile and Spagnolo-Arrizabalaga 2022, Sect. 2): the better of MDAV
-    and V-MDAV; two-swap local search; a split into ``s' <= s`` subsets of about ``n/s``
-    records along the groups found; column generation with an integer step on each subset
-    (worker processes when ``processes`` > 1); the union; two-swap again.
+    and V-MDAV; local search; a split into ``s' <= s`` subsets of about ``n/s`` records
+    along the groups found; column generation with an integer step on each subset (worker
+    processes when ``processes`` > 1); the union; local search again. With a
+    ``time_limit`` the method keeps improving until the deadline: the local search is ICSM
+    with restarts by default (it takes the time left after the subsets); with another local
+    search, new rounds split the best partition along a path from another group and
+    re-solve the subsets, and after two rounds without a gain ICSM with restarts takes the
+    rest of the time.
 
     Parameters
     ----------
     X : DataFrame or array_like of shape (n, p)
     k : int
     variables, scaling, improve, rng, time_limit, progress
-        As in :func:`pysdcmicro.microaggregate`. ``time_limit`` is split: about 20 % for
-        step 3, 85 % of the rest across the subsets, the remainder for step 7.
+        As in :func:`pysdcmicro.microaggregate`. ``time_limit`` is split: with ICSM
+        restarts (the default) half for step 3, half of the rest across the subsets, the
+        remainder for step 7; with another local search 20 % for step 3, 85 % of the rest
+        for the subsets, the remainder for step 7 and further rounds.
     **options
-        ``s`` (number of subsets, default 10), ``step3`` (run step 3), ``local_search``
-        (steps 3 and 7: "two-swap" as in the paper; "icsm": one ICSM run; "icsm-restarts":
-        ICSM with restarts until the step's share of ``time_limit``; "none"), ``split``
-        ("path": groups ordered along a path over their centroids; "sequential": in the
-        order step 3 returns them, as in the paper), ``processes`` (worker processes for the
-        subsets: 0 = every core; 1 = in-process), ``subset_time_limit`` (seconds per subset), and the column-generation
-        budgets ``max_iterations``, ``pricing_deterministic_time``, ``mip_time``,
-        ``mip_deterministic_time`` (when given, the subsets' MIP runs in CP-SAT, which
-        takes deterministic limits; otherwise HiGHS).
+        ``s`` (number of subsets; default by ``k``: 2 for k <= 3, 5 for k <= 5, else 10,
+        chosen by measurement, see ``benchmarks/results/decomposition.md``), ``step3``
+        (run step 3), ``local_search`` (steps 3 and 7: "icsm-restarts" (default): ICSM with
+        restarts until the step's share of ``time_limit``, one ICSM run without a limit;
+        "two-swap" as in the paper; "icsm": one ICSM run; "none"), ``split`` ("path":
+        groups ordered along a path over their centroids; "sequential": in the order step 3
+        returns them, as in the paper), ``processes`` (worker processes for the subsets:
+        0 = every core; 1 = in-process), ``subset_time_limit`` (seconds per subset),
+        ``max_rounds`` (rounds of steps 4-7; default: 1 without a time limit, until the
+        deadline with one), and the column-generation budgets ``max_iterations``,
+        ``pricing_deterministic_time``, ``mip_time``, ``mip_deterministic_time`` (when
+        given, the subsets' MIP runs in CP-SAT, which takes deterministic limits;
+        otherwise HiGHS).
 
     Returns
     -------
     MicroaggregationResult
-        ``info`` holds the SSE after steps 2, 3, 5 and 7 and each subset's result.
+        ``info`` holds the SSE after steps 2, 3, 5 and 7 of the first round, each subset's
+        result, and one entry per round (``info["rounds"]``).
 
     Notes
     -----

@@ -1,0 +1,422 @@
+"""Method ``auto``: the best partition the time allows, without choosing a method by hand.
+
+Two regimes (issue 14):
+
+* **No time limit: a fixed amount of work** chosen from ``n``, ``d`` and ``k`` alone (no
+  clock is read), so the same seed gives the same partition on any machine:
+
+  1. MDAV, then two-swap local search: the *baseline*;
+  2. (``n <= ICSM_MAX_N``) one ICSM run from MDAV (Mortazavi and Jalili 2015);
+  3. (``n <= ICSM_MAX_N``) ``restarts`` region restarts of ICSM from the better of 1 and 2;
+  4. a lower bound from nearest neighbours (``n <= BOUND_MAX_N``; column generation's
+     dual-feasible point ``u_i = min_s a_i(s)/(2s)``), so ``gap`` is known.
+
+  Every step starts from the best partition so far and only an improvement replaces it, so
+  the answer is never worse than MDAV followed by two-swap (the baseline is a candidate).
+
+* **With a time limit: a portfolio on every core** until the deadline. This process runs
+  MDAV + two-swap (the shared incumbent), one ICSM run from MDAV, then ICSM region restarts.
+  With worker processes, the restarts are shared out: the best partition is cut into parts
+  of whole groups (along a path over the group centroids, from another group in each of two
+  epochs), each part gets its own restarts in its own process, and the union (a k-partition
+  whose SSE is the sum of the parts') replaces the incumbent when better; a final ICSM pass
+  on all the data repairs the parts' borders. Column generation (for its proven lower bound
+  and its integer answer) takes a worker on a small problem (n <= 400) or from 3 cores, the
+  decomposition heuristic from 4 cores; they start from the shared incumbent.
+  ``info["components"]`` says what each component found and in how many seconds,
+  ``info["winner"]`` which one found the answer. Such runs stop by the clock, so they are
+  not reproducible even with a seed.
+
+The large-data path (``blocks``, more than 50 000 records) runs ``auto`` inside each block
+with ``effort="light"``: MDAV then two-swap on the block (the border repair follows).
+"""
+
+from __future__ import annotations
+
+import math
+import os
+import time
+
+import numpy as np
+
+from .._context import Context
+from .._partition import sse
+from .._registry import register_method
+from .._result import Solution
+from .._validation import check_choice, check_positive_int
+from ..constructive._mdav import mdav_labels
+
+__all__ = ["ICSM_MAX_N", "BOUND_MAX_N", "fixed_plan", "neighbour_bound"]
+
+#: Above this many records ``auto`` without a time limit stops after MDAV + two-swap
+#: (one ICSM run grows faster than n log n; blocks of the large-data path are 10 000).
+ICSM_MAX_N = 20_000
+#: The nearest-neighbour lower bound costs O(n^2 d) time (O(n k) memory); skipped above.
+BOUND_MAX_N = 20_000
+#: Column generation is in the portfolio on 2 cores only below this many records (its
+#: exact pricing converges within minutes there; above, its bound needs the whole budget
+#: of a core that ICSM uses better). From 3 cores it always has a worker.
+COLGEN_SMALL_N = 400
+#: Worker processes are started only for a limit of at least this many seconds: starting
+#: one (a fresh interpreter importing numpy and pysdcmicro) takes 1-2 s, 5-10 s under load.
+MIN_WORKER_LIMIT = 5.0
+
+
+def fixed_plan(n: int, d: int, k: int) -> dict:
+    """The work of ``auto`` without a time limit, from the problem's size only.
+
+    ICSM region restarts cost about the same whatever ``n`` is (a region is 30 groups), so
+    their number is fixed (100, or 50 for k > 5: a region holds 30 k records); on small
+    data, where a region is most of the data, there are fewer (about 3 n / (8 k), at least 5).
+
+    >>> fixed_plan(1080, 13, 3)
+    {'icsm': True, 'restarts': 100, 'bound': True}
+    >>> fixed_plan(30_000, 10, 5)
+    {'icsm': False, 'restarts': 0, 'bound': False}
+    """
+    icsm = n <= ICSM_MAX_N and n >= 2 * k
+    restarts = 0
+    if icsm:  # a restart re-solves about 30 groups: on small data that is all of it
+        restarts = min(100 if k <= 5 else 50, max(5, n // (8 * k) * 3))
+    return {"icsm": icsm, "restarts": restarts, "bound": n <= BOUND_MAX_N and n >= 2 * k}
+
+
+def neighbour_bound(Z: np.ndarray, k: int) -> float:
+    """A lower bound on the SSE of every k-partition, from nearest neighbours alone.
+
+    Column generation's dual-feasible point (``nn_dual``): every group ``C`` of ``s``
+    records has ``SSE(C) >= sum_{i in C} a_i(s) / (2 s)``, ``a_i(s)`` the sum of the ``s-1``
+    smallest squared distances from record ``i``; an optimal partition has groups of
+    ``k..2k-1`` records. O(n^2 d) time, O(n k) memory.
+    """
+    from ._pricing import neighbours, nn_dual
+
+    n = Z.shape[0]
+    if n < 2 * k:
+        return 0.0
+    _, dist = neighbours(Z, min(n, 2 * k - 1))
+    return float(np.sum(nn_dual(dist, k)))
+
+
+def _improver(name: str):
+    from .. import _registry
+
+    return _registry.get_improvement(name).core
+
+
+def _baseline(Z, k, ctx) -> tuple[np.ndarray, np.ndarray, float]:
+    """MDAV and MDAV + two-swap: (mdav labels, baseline labels, baseline SSE)."""
+    m = mdav_labels(Z, k)
+    ctx.offer(m, sse(Z, m))
+    ctx.report(stage="mdav", sse=sse(Z, m))
+    sol = _improver("two-swap")(Z, m, k, ctx.child(stage="two-swap"))
+    base = np.asarray(sol.labels)
+    base_sse = sse(Z, base)
+    if base_sse > sse(Z, m):  # two-swap never raises the SSE; keep the guarantee anyway
+        base, base_sse = m, sse(Z, m)
+    ctx.offer(base, base_sse)
+    ctx.report(stage="two-swap", sse=base_sse)
+    return m, base, base_sse
+
+
+class _Best:
+    """The incumbent and who found it."""
+
+    def __init__(self, labels, value, who):
+        self.labels, self.sse, self.who = labels, float(value), who
+
+    def offer(self, labels, value, who) -> bool:
+        if value < self.sse - 1e-9 * max(1.0, abs(self.sse)):
+            self.labels, self.sse, self.who = np.asarray(labels), float(value), who
+            return True
+        return False
+
+
+def _fixed(Z, k, ctx, info) -> Solution:
+    n, d = Z.shape
+    plan = fixed_plan(n, d, k)
+    info["plan"] = plan
+    timing = info["seconds"] = {}
+    t = time.monotonic()
+    m, base, base_sse = _baseline(Z, k, ctx)
+    timing["mdav+two-swap"] = time.monotonic() - t
+    info["baseline_sse"] = base_sse
+    best = _Best(base, base_sse, "mdav+two-swap")
+    if plan["icsm"]:
+        t = time.monotonic()
+        icsm = _improver("icsm")
+        sol = icsm(Z, m, k, ctx.child(stage="icsm"))
+        best.offer(sol.labels, sse(Z, sol.labels), "icsm")
+        timing["icsm"] = time.monotonic() - t
+        if plan["restarts"]:
+            t = time.monotonic()
+            sol = icsm(Z, best.labels, k, ctx.child(stage="icsm-restarts"), max_restarts=plan["restarts"])
+            best.offer(sol.labels, sse(Z, sol.labels), f"icsm-restarts ({plan['restarts']})")
+            timing["icsm-restarts"] = time.monotonic() - t
+        ctx.offer(best.labels, best.sse)
+    lower = None
+    if plan["bound"]:
+        t = time.monotonic()
+        lower = neighbour_bound(Z, k)
+        timing["bound"] = time.monotonic() - t
+        info["bound_from"] = "nearest-neighbour bound"
+    info["winner"] = best.who
+    steps = "MDAV+two-swap" + (f", ICSM, {plan['restarts']} restarts" if plan["icsm"] else f" only (n > {ICSM_MAX_N})")
+    message = f"auto (no time limit: fixed work for n={n}, d={d}, k={k}): {steps}; best: {best.who}"
+    return Solution(labels=best.labels, status="done", message=message, lower_bound=lower, info=info)
+
+
+# ---------------------------------------------------------------------------
+# The portfolio (time limit)
+# ---------------------------------------------------------------------------
+def _component(name: str, Z: np.ndarray, k: int, labels: np.ndarray | None, seed: int, end_wall: float) -> dict:
+    """One portfolio component, run in a worker process until ``end_wall`` (``time.time()``)."""
+    started = time.monotonic()
+    ctx = Context(seed, max(0.01, end_wall - time.time()))
+    lower = None
+    extra: dict = {}
+    if name == "icsm-restarts":
+        sol = _improver("icsm")(Z, labels, k, ctx, max_restarts=None)
+        extra = {key: sol.info.get(key) for key in ("restarts", "improving_restarts")}
+    elif name == "column-generation":
+        from ._column_generation import solve_column_generation
+
+        seeds = [labels] if labels is not None else None
+        sol = solve_column_generation(Z, k, ctx, seeds=seeds)
+        lower = sol.lower_bound
+        extra = {key: sol.info.get(key) for key in ("iterations", "converged", "columns")}
+    elif name == "decomposition":
+        from .. import _registry
+
+        sol = _registry.get_method("decomposition").core(Z, k, ctx, local_search="icsm-restarts", processes=1)
+    else:  # pragma: no cover - names come from this module
+        raise ValueError(name)
+    out = np.asarray(sol.labels, dtype=np.int64)
+    return {"name": name, "labels": out, "sse": sse(Z, out), "lower_bound": lower, "status": sol.status,
+            "seconds": time.monotonic() - started, **extra}
+
+
+def _pool(workers: int):
+    import multiprocessing
+    from concurrent.futures import ProcessPoolExecutor
+
+    from ..large._executors import _worker_environment
+
+    with _worker_environment():
+        return ProcessPoolExecutor(max_workers=workers, mp_context=multiprocessing.get_context("spawn"))
+
+
+def _stop_pool(pool, hard: bool) -> None:
+    if pool is None:
+        return
+    procs = list(getattr(pool, "_processes", {}).values()) if hard else []
+    pool.shutdown(wait=not hard, cancel_futures=True)
+    for p in procs:  # only the workers this call started
+        if p.is_alive():
+            p.terminate()
+
+
+def _warm() -> int:
+    return os.getpid()
+
+
+def _portfolio(Z, k, ctx, info, processes: int) -> Solution:
+    from ..large._executors import available_cores
+    from .._partition import canonical_labels
+    from ._decomposition import split_along_groups
+
+    n, d = Z.shape
+    cores = processes or available_cores()
+    limit = ctx.remaining()
+    end_wall = time.time() + limit  # the workers' common deadline (wall clock: shared by processes)
+    margin = min(1.0, 0.02 * limit)  # for handing the answers back
+    timing = info["seconds"] = {}
+    components: list[dict] = []
+    info["components"] = components
+    t = time.monotonic()
+    workers = max(0, cores - 1) if limit >= MIN_WORKER_LIMIT else 0
+    pool = _pool(workers) if workers else None
+    # The workers' components: column generation on small problems (or from 3 cores), the
+    # decomposition heuristic from 4 cores; every other worker shares ICSM's restarts.
+    long_plan: list[str] = []
+    if workers >= 1 and (n <= COLGEN_SMALL_N or workers >= 2):
+        long_plan.append("column-generation")
+    if workers >= 3:
+        long_plan.append("decomposition")
+    split_workers = workers - len(long_plan)
+    info["plan"] = {"cores": cores, "workers": long_plan + ["icsm-restarts on a part"] * split_workers}
+    futures: list = []
+    try:
+        if pool is not None:  # start the workers (a fresh interpreter each) while this one works
+            try:
+                for _ in range(workers):
+                    pool.submit(_warm)
+            except Exception as exc:  # workers cannot start (e.g. no __main__ guard): go on alone
+                info["workers_failed"] = f"{type(exc).__name__}: {exc}"
+                _stop_pool(pool, hard=True)
+                pool, split_workers, long_plan = None, 0, []
+        m, base, base_sse = _baseline(Z, k, ctx)
+        timing["mdav+two-swap"] = time.monotonic() - t
+        info["baseline_sse"] = base_sse
+        best = _Best(base, base_sse, "mdav+two-swap")
+        if pool is not None:
+            for name in long_plan:  # they start from the shared incumbent and run to the deadline
+                futures.append((pool.submit(_component, name, Z, k, best.labels, ctx.seed(), end_wall - margin),
+                                name))
+        lower = None
+        # the neighbour bound costs O(n^2 d): at once on small data, else only with time to spare
+        if n <= BOUND_MAX_N and not ctx.expired() and (n * n * d <= 2e7 or limit >= 30):
+            t = time.monotonic()
+            lower = neighbour_bound(Z, k)
+            timing["bound"] = time.monotonic() - t
+            info["bound_from"] = "nearest-neighbour bound"
+        icsm = _improver("icsm")
+        # 1. one ICSM run from MDAV (a local optimum for the restarts to start from)
+        t = time.monotonic()
+        if not ctx.expired():
+            sol = icsm(Z, m, k, ctx.child(seconds=max(0.01, ctx.remaining() - margin), stage="icsm"))
+            value = sse(Z, sol.labels)
+            components.append({"name": "icsm", "where": "this process", "from": "mdav", "sse": value,
+                               "seconds": time.monotonic() - t, "status": sol.status})
+            if best.offer(sol.labels, value, "icsm"):
+                ctx.offer(best.labels, best.sse)
+        timing["icsm"] = time.monotonic() - t
+        # 2. restarts until the deadline. Alone: on all the data. With workers: the best
+        # partition is cut into parts of whole groups (along a path over the group centroids,
+        # from another group each epoch); each part gets its own restarts in its own process,
+        # and the union is a k-partition whose SSE is the sum of the parts' (never worse).
+        parts_n = 1 + split_workers if n >= 4 * k * (1 + split_workers) * 10 else 1
+        epochs = 2 if parts_n > 1 and ctx.remaining() >= 20 else 1
+        t = time.monotonic()
+        for epoch in range(epochs):
+            if ctx.expired():
+                break
+            rem = ctx.remaining() - margin
+            span = rem / (epochs - epoch) if epoch < epochs - 1 else rem
+            if parts_n > 1:
+                start = None if epoch == 0 else int(ctx.rng.integers(1 << 30))
+                parts = split_along_groups(Z, best.labels, parts_n, "path", start=start)
+            else:
+                parts = [np.arange(n)]
+            epoch_end = time.time() + span
+            part_futures = []
+            try:
+                for rows in parts[1:]:
+                    f = pool.submit(_component, "icsm-restarts", np.ascontiguousarray(Z[rows]), k,
+                                    canonical_labels(best.labels[rows]), ctx.seed(), epoch_end)
+                    part_futures.append((f, rows))
+            except Exception as exc:  # the workers are gone: this process takes all the data
+                info["workers_failed"] = f"{type(exc).__name__}: {exc}"
+                parts_n, parts, part_futures = 1, [np.arange(n)], []
+            rows0 = parts[0]
+            Z0 = Z if rows0.size == n else np.ascontiguousarray(Z[rows0])
+            sub = ctx.child(seconds=max(0.01, span), stage=f"icsm-restarts{'' if parts_n == 1 else ' (part 1)'}")
+            sol = icsm(Z0, canonical_labels(best.labels[rows0]), k, sub, max_restarts=None)
+            union = np.empty(n, dtype=np.int64)
+            union[rows0] = sol.labels
+            offset = int(np.max(sol.labels)) + 1
+            ok = True
+            entry = {"name": "icsm-restarts", "epoch": epoch + 1, "parts": len(parts), "sizes": [int(r.size) for r in parts],
+                     "restarts": [sol.info.get("restarts")], "seconds": time.monotonic() - t}
+            until = time.monotonic() + max(0.0, epoch_end - time.time()) + min(2.0, 0.04 * limit)
+            for f, rows in part_futures:
+                res = _collect(f, "icsm-restarts (part)", None, None, ctx, until)
+                if res is None:
+                    ok = False
+                    break
+                union[rows] = res["labels"] + offset
+                offset += int(res["labels"].max()) + 1
+                entry["restarts"].append(res.get("restarts"))
+            if ok:
+                value = sse(Z, union)
+                entry["sse"] = value
+                if best.offer(union, value, "icsm-restarts" + (f" on {len(parts)} parts" if len(parts) > 1 else "")):
+                    ctx.offer(best.labels, best.sse)
+            else:
+                entry["status"] = "a part had no answer in time: epoch discarded"
+            components.append(entry)
+            ctx.report(stage=f"restarts, epoch {epoch + 1}", sse=best.sse, lower_bound=lower)
+        timing["icsm-restarts"] = time.monotonic() - t
+        # 3. the parts' borders: one ICSM pass on all the data with what is left
+        if parts_n > 1 and not ctx.expired():
+            t = time.monotonic()
+            sol = icsm(Z, best.labels, k, ctx.child(seconds=max(0.01, ctx.remaining() - margin), stage="polish"))
+            value = sse(Z, sol.labels)
+            if best.offer(sol.labels, value, best.who + " + polish"):
+                ctx.offer(best.labels, best.sse)
+            timing["polish"] = time.monotonic() - t
+        # the long-running workers' answers, due at the deadline
+        until = time.monotonic() + max(0.0, ctx.remaining()) + min(2.0, 0.04 * limit)
+        for f, name in futures:
+            res = _collect(f, name, best, components, ctx, until)
+            if res is not None and res.get("lower_bound") is not None:
+                lb = float(res["lower_bound"])
+                if lower is None or lb > lower:
+                    lower = lb
+                    info["bound_from"] = "column generation"
+    finally:
+        _stop_pool(pool, hard=True)
+    info["winner"] = best.who
+    status = "limit"
+    note = ""
+    if lower is not None and best.sse <= lower + 1e-9 * max(1.0, best.sse):
+        status, note = "done", "; optimal: the lower bound equals the IL found"
+    shown = ctx._shared.limit if ctx._shared.limit is not None else limit  # the caller's limit
+    plan_text = ", ".join(info["plan"]["workers"]) or "none"
+    message = (f"auto ({shown:g} s on {cores} core{'s' if cores != 1 else ''}: ICSM restarts; workers: {plan_text}): "
+               f"best: {best.who}{note}")
+    return Solution(labels=best.labels, status=status, message=message, lower_bound=lower, info=info)
+
+
+def _collect(future, name, best, components, ctx, until) -> dict | None:
+    """Wait for a worker's answer until ``until`` (monotonic), showing progress meanwhile."""
+    from concurrent.futures import TimeoutError as FutureTimeout
+
+    while True:
+        left = until - time.monotonic()
+        if left <= 0:
+            if components is not None:
+                components.append({"name": name, "where": "worker", "status": "no answer in time"})
+            return None
+        try:
+            res = future.result(timeout=min(1.0, left))
+            break
+        except FutureTimeout:
+            ctx.report(stage=f"waiting for {name}", sse=None if best is None else best.sse)
+        except Exception as exc:  # a worker that failed: the others' answers still count
+            if components is not None:
+                components.append({"name": name, "where": "worker",
+                                   "status": f"failed: {type(exc).__name__}: {exc}"})
+            return None
+    if best is None:  # a part of the data: the caller puts the parts together
+        return res
+    labels = res.pop("labels")
+    res.update(where="worker")
+    components.append(res)
+    if best.offer(labels, res["sse"], f"{name} (worker)"):
+        ctx.offer(best.labels, best.sse)
+    return res
+
+
+@register_method("auto", randomized=True,
+                 summary="the best partition the time allows: without time_limit a fixed, reproducible amount of "
+                         "work (MDAV + two-swap, ICSM, ICSM restarts; never worse than MDAV + two-swap); with "
+                         "time_limit a portfolio on every core (ICSM restarts, column generation for the bound, ...)")
+def _auto_solver(Z: np.ndarray, k: int, ctx: Context, *, effort: str = "full", processes: int = 0) -> Solution:
+    check_choice(effort, "effort", ("full", "light"))
+    check_positive_int(processes, "processes", minimum=0)
+    n, d = Z.shape
+    info: dict = {"effort": effort}
+    if n < 2 * k:
+        labels = np.zeros(n, dtype=np.int64)
+        return Solution(labels=labels, status="done", lower_bound=sse(Z, labels),
+                        message="auto: fewer than 2k records: one group, optimal", info=info)
+    if effort == "light":  # inside the blocks of the large-data path
+        t = time.monotonic()
+        _, base, base_sse = _baseline(Z, k, ctx)
+        info.update(winner="mdav+two-swap", seconds={"mdav+two-swap": time.monotonic() - t})
+        return Solution(labels=base, status="limit" if ctx.expired() else "done",
+                        message="auto (light): MDAV + two-swap", info=info)
+    if not ctx.deadline.limited:
+        return _fixed(Z, k, ctx, info)
+    return _portfolio(Z, k, ctx, info, processes)

@@ -1,0 +1,221 @@
+"""Method `auto` (issue 14): the default method, reproducible without a limit and never worse
+than MDAV + two-swap, budgets used to the end, drawn seeds recorded, safe default variables,
+progress lines; and the seed validation of issue 19 (item 8)."""
+
+from __future__ import annotations
+
+import io
+import subprocess
+import sys
+import time
+import warnings
+
+import numpy as np
+import pandas as pd
+import pytest
+
+import pysdcmicro
+from pysdcmicro import Microaggregator, ProgressEvent, microaggregate
+from pysdcmicro._api import _TerminalProgress
+from pysdcmicro._errors import InvalidInputError, InvalidTypeError
+from pysdcmicro._validation import IdentifierColumnWarning, identifier_reason
+from pysdcmicro.datasets import make_synthetic
+
+from ._helpers import assert_k_partition, naive_sse, zscore
+
+
+def test_auto_is_registered_and_the_default():
+    assert "auto" in pysdcmicro.methods()
+    X = make_synthetic(40, 2, rng=0)
+    assert microaggregate(X, 3, rng=0).method == "auto"
+    assert Microaggregator(3).method == "auto"
+    from pysdcmicro.cli import _build_parser as build_parser
+
+    args = build_parser().parse_args(["microaggregate", "x.csv", "--k", "3"])
+    assert args.method == "auto"
+
+
+@pytest.mark.parametrize("seed,n,d,k", [(0, 60, 2, 3), (1, 90, 4, 4), (2, 75, 3, 5), (3, 48, 1, 2)])
+def test_auto_without_limit_never_worse_than_mdav_two_swap(seed, n, d, k):
+    X = np.random.default_rng(seed).normal(size=(n, d)) ** 3  # skewed, as real data
+    res = microaggregate(X, k, method="auto", rng=seed)
+    base = microaggregate(X, k, method="mdav", improve="two-swap")
+    assert_k_partition(res.labels, n, k)
+    assert res.sse == pytest.approx(naive_sse(zscore(X), res.labels), rel=1e-9)
+    assert res.sse <= base.sse * (1 + 1e-12)
+    assert res.status == "done" and "fixed work" in res.message
+    assert res.info["plan"]["restarts"] > 0 and res.info["winner"]
+    # the neighbour bound: below the result (and a brute-force check on tiny data elsewhere)
+    assert res.lower_bound is not None and res.lower_bound <= res.information_loss + 1e-9
+
+
+def test_auto_without_limit_is_deterministic_for_a_seed():
+    X = make_synthetic(120, 3, rng=4)
+    a = microaggregate(X, 3, method="auto", rng=7)
+    b = microaggregate(X, 3, method="auto", rng=7)
+    np.testing.assert_array_equal(a.labels, b.labels)
+
+
+def test_neighbour_bound_never_above_a_brute_force_optimum():
+    from pysdcmicro.optimization._auto import neighbour_bound
+
+    from ._exact_dp import exact_optimum_dp as optimal_sse  # exact optimum by dynamic programming
+
+    for seed in range(4):
+        Z = zscore(np.random.default_rng(seed).normal(size=(9, 2)))
+        assert neighbour_bound(Z, 3) <= optimal_sse(Z, 3) + 1e-9
+
+
+def test_seedless_run_records_a_seed_that_reproduces_it():
+    X = make_synthetic(80, 3, rng=1)
+    first = microaggregate(X, 3, method="auto")
+    seed = first.settings["rng"]
+    assert isinstance(seed, int) and 0 <= seed < 2**63
+    again = microaggregate(X, 3, method="auto", rng=seed)
+    np.testing.assert_array_equal(first.labels, again.labels)
+    assert microaggregate(X, 3, method="mdav").settings["rng"] != seed  # a new draw per run
+    gen = microaggregate(X, 3, method="mdav", rng=np.random.default_rng(0))
+    assert gen.settings["rng"] == "<Generator given by the caller>"
+
+
+@pytest.mark.parametrize("rng,kind,text", [
+    (1.5, InvalidTypeError, "`rng` must be None, an integer >= 0 or a numpy.random.Generator; got 1.5."),
+    (-5, InvalidInputError, "`rng` must be None, an integer >= 0 or a numpy.random.Generator; got -5."),
+    (True, InvalidTypeError, "got True."),
+    ("1", InvalidTypeError, "got '1'."),
+])
+def test_bad_rng_is_one_clear_line(rng, kind, text):
+    with pytest.raises(kind) as err:
+        microaggregate(make_synthetic(12, 2, rng=0), 3, method="mdav", rng=rng)
+    assert str(err.value) == text or str(err.value).endswith(text)
+    assert "\n" not in str(err.value)
+
+
+def test_cli_negative_seed_is_one_error_line(tmp_path):
+    path = tmp_path / "in.csv"
+    pd.DataFrame(make_synthetic(20, 2, rng=0), columns=["a", "b"]).to_csv(path, index=False)
+    out = subprocess.run([sys.executable, "-m", "pysdcmicro", "microaggregate", str(path), "--k", "3",
+                          "--seed", "-5", "--method", "mdav"], capture_output=True, text=True)
+    assert out.returncode == 2
+    assert out.stderr.strip() == "pysdcmicro: error: `--seed` must be an integer >= 0; got -5."
+
+
+def test_time_limited_auto_uses_its_budget_and_keeps_a_valid_partition():
+    X = make_synthetic(150, 3, rng=2)
+    base = microaggregate(X, 3, method="mdav", improve="two-swap")
+    started = time.monotonic()
+    res = microaggregate(X, 3, method="auto", rng=0, time_limit=2.0)
+    wall = time.monotonic() - started
+    assert_k_partition(res.labels, 150, 3)
+    assert res.sse <= base.sse * (1 + 1e-12)
+    assert res.status in ("limit", "done")
+    if res.status == "limit":  # the budget is used (generous bounds: a shared machine)
+        assert wall >= 1.0
+    assert wall < 2.0 + 10.0
+    assert "s on " in res.message and res.info["winner"]
+    assert res.settings["time_limit"] == 2.0
+
+
+def test_auto_on_the_blocked_path_runs_the_light_variant_in_blocks():
+    X = make_synthetic(600, 2, rng=3)
+    res = microaggregate(X, 3, method="auto", rng=0, blocks=200, n_jobs=1)
+    assert_k_partition(res.labels, 600, 3)
+    assert res.settings["options"]["effort"] == "light"
+    assert res.info["blocks"]["count"] >= 2
+
+
+def frame_with_identifiers(n=40):
+    rng = np.random.default_rng(0)
+    return pd.DataFrame({
+        "id": np.arange(1000, 1000 + n),  # a key: integers, distinct, dense
+        "UTILITYID": np.repeat(np.arange(n // 4), 4) * 17 + 3,  # integer, repeated, identifier name
+        "year": np.full(n, 1996),  # constant
+        "income": rng.lognormal(10, 1, n).round(0),  # integer-valued, distinct, but spread out
+        "age": rng.integers(18, 90, n),
+    })
+
+
+def test_default_variables_leave_identifiers_out_with_a_warning():
+    df = frame_with_identifiers()
+    with pytest.warns(IdentifierColumnWarning) as caught:
+        res = microaggregate(df, 4, method="mdav")
+    assert res.variables == ["income", "age"]
+    for col in ("id", "UTILITYID", "year"):
+        pd.testing.assert_series_equal(res.data[col], df[col])  # released as they were: never averaged
+        assert f"'{col}'" in str(caught[0].message)
+    assert "microaggregating 'income', 'age'" in str(caught[0].message)
+    # named explicitly, an identifier-like column is microaggregated (the user's choice)
+    res = microaggregate(df, 4, method="mdav", variables=["id", "income"])
+    assert res.variables == ["id", "income"]
+
+
+def test_identifier_rule():
+    n = 50
+    assert identifier_reason(np.arange(n), "row") is not None
+    assert identifier_reason(np.full(n, 3.0), "x") == "constant"
+    assert identifier_reason(np.arange(n) * 1000.0 + 7, "salary") is None  # distinct integers, spread out
+    assert identifier_reason(np.arange(n) + 0.5, "x") is None  # not integers
+    assert identifier_reason(np.repeat(np.arange(5), 10), "customer_id") is not None
+    assert identifier_reason(np.repeat(np.arange(5), 10), "paid") is None
+
+
+def test_default_variables_refuse_when_only_identifiers_are_left():
+    df = pd.DataFrame({"id": np.arange(20), "name": list("abcdefghijklmnopqrst")})
+    with pytest.raises(InvalidInputError, match="every numeric column looks like an identifier"):
+        microaggregate(df, 3)
+
+
+def test_cli_default_variables_warn_and_pass_identifiers_through(tmp_path):
+    df = frame_with_identifiers()
+    path, out_path = tmp_path / "in.csv", tmp_path / "out.csv"
+    df.to_csv(path, index=False)
+    out = subprocess.run([sys.executable, "-m", "pysdcmicro", "microaggregate", str(path), "--k", "4",
+                          "--method", "mdav", "-o", str(out_path)], capture_output=True, text=True)
+    assert out.returncode == 0, out.stderr
+    lines = [line for line in out.stderr.splitlines() if line.startswith("pysdcmicro: warning: default variables")]
+    assert len(lines) == 1 and "'id'" in lines[0] and "'UTILITYID'" in lines[0]
+    released = pd.read_csv(out_path)
+    assert released["id"].tolist() == df["id"].tolist()
+
+
+def test_progress_line_fits_the_width_by_dropping_whole_fields():
+    ev = ProgressEvent(method="auto", stage="icsm-restarts", elapsed=12.34, iteration=120,
+                       information_loss=14.56789, lower_bound=9.8, extra={"restarts": 4000}, limit=60)
+    full = str(ev)
+    assert "[   12.3s/60s]" in full and "IL=14.5679" in full and "gap=" in full
+    clock = "[   12.3s/60s]"
+    assert ev.fit(5) == clock  # never cut: the clock alone
+    for width in range(len(clock), len(full) + 5):
+        text = ev.fit(width)
+        assert len(text) <= width
+        pieces = text.split()
+        for piece in pieces:  # every number whole, as in the full line
+            if "=" in piece:
+                assert piece in full
+        if width >= len("[   12.3s/60s] auto/icsm-restarts IL=14.5679"):
+            assert "IL=14.5679" in text  # the best IL goes only after the extras, iteration, bound
+
+
+def test_heartbeat_shows_progress_while_nothing_is_reported():
+    stream = io.StringIO()
+    show = _TerminalProgress(interval=0.0, stream=stream, live=False, heartbeat=0.2)
+    show(ProgressEvent(method="m", stage="long step", elapsed=1.0, information_loss=3.0))
+    time.sleep(1.0)
+    show.close()
+    lines = stream.getvalue().splitlines()
+    assert len(lines) >= 3 and all("m/long step" in line for line in lines)
+    clocks = [float(line.split("s]")[0].strip("[ ")) for line in lines]
+    assert clocks == sorted(clocks) and clocks[-1] > 1.0
+
+
+@pytest.mark.slow
+def test_decomposition_keeps_improving_until_its_deadline():
+    X = make_synthetic(120, 2, rng=5)
+    started = time.monotonic()
+    res = microaggregate(X, 3, method="decomposition", rng=0, time_limit=6.0, processes=1,
+                         local_search="two-swap", s=2)
+    wall = time.monotonic() - started
+    assert_k_partition(res.labels, 120, 3)
+    assert len(res.info["rounds"]) >= 2 or "icsm_restarts_sse" in res.info
+    assert wall >= 3.0  # used its budget (generous bound: a shared machine)
+    assert res.sse <= res.info["step7_sse"] + 1e-9
