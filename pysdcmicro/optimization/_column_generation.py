@@ -780,7 +780,11 @@ def column_generation(X, k, *, variables=None, scaling="standardize", improve=No
         uses at most this many pooled groups, those of least reduced cost, plus the
         incumbent's; default 20,000; not applied when the MIP is part of an optimality proof), ``mip_time`` /
         ``mip_deterministic_time`` (the latter for CP-SAT), ``workers`` (CP-SAT threads),
-        ``lp_solver`` ("glop" or "highs").
+        ``lp_solver`` ("glop" or "highs"), ``anchor_solver`` ("bb", default: the
+        per-anchor branch and bound of exact pricing; "cpsat": enumeration / CP-SAT per
+        anchor, the earlier solver), ``smoothing`` (Wentges smoothing of the duals priced
+        exactly, 0 = off; see Notes), ``heuristic_share`` (default 0.1: the share of a time
+        limit given to ICSM restarts for the seed; without a limit one ICSM run).
 
     Returns
     -------
@@ -801,6 +805,15 @@ def column_generation(X, k, *, variables=None, scaling="standardize", improve=No
     finish, a bound search prices exactly at points between the latest dual-feasible centre
     and those duals, where pricing is much cheaper, and keeps the best bound found
     (``info["bound_search"]``: one ``(step, bound, dual feasible)`` per step).
+    With ``smoothing=alpha > 0``, exact pricing runs at ``alpha * centre + (1 - alpha) * pi``,
+    the centre being the duals with the best Lagrangian bound so far; when no group is
+    negative at the master's duals (a mis-pricing) ``alpha`` is halved (0 below 0.125) and
+    the pricing repeated, and the LP counts as solved when the centre's bound reaches the
+    master's value. ``info["bound_source"]`` names the argument behind the reported bound
+    ("neighbour", "Lagrangian (master duals)", "Lagrangian (smoothed duals)", "Lagrangian
+    (bound search)", "LP value (...)", or the MIP's optimality proof) and ``info["found_by"]``
+    the step that found the partition. Under a time limit the time left after the MIP goes
+    to ICSM restarts from the best partition, unless the bound proves it optimal.
     Heuristic pricing costs O(n L^2 (d + k)) per iteration for ``L`` candidates per record;
     exact pricing builds an (m x m) distance block for the m records it keeps (m <=
     ``exact_max_records``).
