@@ -142,6 +142,7 @@ def solve_column_generation(Z: np.ndarray, k: int, ctx: Context, *,
 
     notes: list[str] = []
     names = None
+    own_seeds = seeds is None  # the standalone method (decomposition passes its own seeds)
     if seeds is None:
         named, notes = seed_partitions(Z, k, ctx, heuristic_share=heuristic_share)
         seeds = [lab for _, lab in named]
@@ -463,7 +464,7 @@ def solve_column_generation(Z: np.ndarray, k: int, ctx: Context, *,
                     run_mip(complete)
     proven_optimal = bool(info.get("optimal")) or (math.isfinite(lower) and best_sse - lower <= 1e-9 * max(1.0, best_sse))
     icsm = optional_spec("improvement", "icsm")
-    if ctx.deadline.limited and not proven_optimal and icsm is not None and not ctx.expired() \
+    if own_seeds and ctx.deadline.limited and not proven_optimal and icsm is not None and not ctx.expired() \
             and ctx.remaining() > 0.5:
         # The time left goes to ICSM restarts from the best partition: a run stops early only
         # with a proof of optimality.
