@@ -220,12 +220,17 @@ def solve_column_generation(Z: np.ndarray, k: int, ctx: Context, *,
             status = "limit"
             notes.append(f"iteration limit {max_iterations} reached before convergence")
             break
-        if cg_ctx.expired():
+        if cg_ctx.expired() and it > 0:
             status = "limit"
             notes.append("time limit reached during column generation")
             break
         it += 1
         rem = cg_ctx.remaining()
+        if it == 1:
+            # The master over the seeds' groups alone (a few thousand columns, milliseconds)
+            # is always solved once, so that a run cut short still reports duals and an LP
+            # value (the ICSM seed may have used the whole share of a very short limit).
+            rem = max(rem, 1.0)
         # Limited: on full EIA at k = 10 one GLOP re-solve over a large pool ran past a
         # 600-s limit by minutes.
         lp = master.solve(time_limit=rem if math.isfinite(rem) else None)
@@ -240,6 +245,10 @@ def solve_column_generation(Z: np.ndarray, k: int, ctx: Context, *,
         lb_pi = _safe(lagrangian_bound(pi, rec, n), pi)
         lb_filter = _safe(lagrangian_bound(pi, _clip(rec), n), pi)
         raise_lower(lb_pi, "Lagrangian (master duals)")
+        if cg_ctx.expired():
+            status = "limit"
+            notes.append("time limit reached during column generation")
+            break
         cols = heuristic_pricing(Z, nbr_idx, pi, k)
         added = 0
         for rows, _rc in cols[:per_iter]:
