@@ -214,8 +214,9 @@ def test_unfinished_exact_pricing_still_gives_a_positive_bound():
     rng = np.random.default_rng(3)
     X = np.concatenate([rng.normal(c, w, size=(30, 3)) for c, w in ((0, 0.5), (4, 1.0), (9, 2.0))])
     Z = zscore(X)
-    # A time limit bounds the search (0.15 x 30 s); the assertions hold whatever it reaches.
-    sol = solve_column_generation(Z, 5, Context(0, time_limit=30), max_iterations=2, mip=False,
+    # A time limit bounds the search (0.15 x 8 s); the assertions hold whatever it reaches.
+    # (The run lasts the whole limit: the time left goes to ICSM restarts.)
+    sol = solve_column_generation(Z, 5, Context(0, time_limit=8), max_iterations=2, mip=False,
                                   bound_steps=2)
     nn = sol.info["nn_bound"]
     assert 0 < nn <= sol.lower_bound
@@ -415,3 +416,110 @@ def test_master_lp_takes_a_time_limit(kind):
     limited = make_master(kind, pool).solve(time_limit=30.0)
     assert limited["status"] == free["status"] == "optimal"
     assert limited["objective"] == pytest.approx(free["objective"])
+
+
+# --- issue 16: branch-and-bound pricing, smoothing, bound sources, the integer side ---------
+
+
+def _anchor_brute(D, pis, s):
+    best = math.inf
+    for rest in itertools.combinations(range(1, D.shape[0]), s - 1):
+        C = (0,) + rest
+        best = min(best, D[np.ix_(C, C)].sum() / (2 * s) - pis[list(C)].sum())
+    return best
+
+
+@pytest.mark.parametrize("seed", range(40))
+def test_branch_and_bound_anchor_is_exact_and_a_bound_when_stopped(seed):
+    from pysdcmicro.optimization._pricing import _sqdist, branch_and_bound_anchor
+
+    rng = np.random.default_rng(seed)
+    m = int(rng.integers(3, 12))
+    s = int(rng.integers(2, min(m, 7) + 1))
+    Z = rng.normal(size=(m, int(rng.integers(1, 4))))
+    if seed % 3 == 0:
+        Z = np.round(Z)  # ties
+    D = _sqdist(Z, Z)
+    pis = rng.normal(size=m) * rng.uniform(0.1, 5)
+    want = min(0.0, _anchor_brute(D, pis, s))
+    res = branch_and_bound_anchor(D, pis, s)
+    assert res["complete"]
+    assert res["value"] == pytest.approx(want, abs=1e-9)
+    for pos, rc in res["columns"]:
+        assert pos[0] == 0 and len(set(pos.tolist())) == s
+        assert rc == pytest.approx(D[np.ix_(pos, pos)].sum() / (2 * s) - pis[pos].sum())
+        assert rc < 0
+    for limit in (1, 2, 5):  # stopped early: still a lower bound
+        stopped = branch_and_bound_anchor(D, pis, s, node_limit=limit)
+        assert stopped["value"] <= want + 1e-9
+
+
+@pytest.mark.parametrize("seed", range(12))
+def test_bb_and_cpsat_anchored_pricing_agree_with_brute_force(seed):
+    X, k = _instance(700 + seed)
+    Z = zscore(X)
+    n = Z.shape[0]
+    opt, _ = brute_force_optimum(Z, k)
+    pi = np.random.default_rng(seed).normal(scale=1.0, size=n) + opt / n
+    _, dist = neighbours(Z, n)
+    exact = _min_rc_by_size(Z, pi, k)
+    for s, value in exact.items():
+        bb = anchored_pricing(Z, dist, pi, k, s, anchor_solver="bb")
+        assert bb["proven"]
+        assert min(0.0, value) - 1e-7 <= bb["bound"] <= value + 1e-9
+        cp = anchored_pricing(Z, dist, pi, k, s, anchor_solver="cpsat", deterministic_time=5.0)
+        assert cp["bound"] <= value + 1e-9
+
+
+@pytest.mark.parametrize("seed", range(6))
+@pytest.mark.parametrize("options", [{"smoothing": 0.5}, {"smoothing": 0.0},
+                                     {"anchor_solver": "cpsat", "smoothing": 0.0}])
+def test_stabilised_and_plain_column_generation_prove_the_optimum(seed, options):
+    """Smoothed or not, B&B or CP-SAT pricing: every bound <= brute-force optimum, the LP
+    converges and the integer answer is the optimum; the bound's source is named."""
+    X, k = _instance(800 + seed)
+    n = X.shape[0]
+    res = column_generation(X, k, rng=seed, keep_history=True, **DET, **options)
+    Z = zscore(X)
+    opt, _ = brute_force_optimum(Z, k)
+    assert_k_partition(res.labels, n, k)
+    assert res.sse == pytest.approx(opt, rel=1e-9, abs=1e-12)
+    assert res.lower_bound * res.sst / 100 <= opt + 1e-9
+    for event in res.history:
+        if event.lower_bound is not None:
+            assert event.lower_bound * res.sst / 100 <= opt + 1e-9
+    assert res.info["bound_source"]
+    if n >= 2 * k:
+        assert res.info["converged"]
+        assert res.info["lp_value"] <= opt + 1e-9
+
+
+def test_stopped_smoothed_run_reports_a_valid_bound_and_its_source():
+    X = np.random.default_rng(5).normal(size=(12, 2))
+    Z = zscore(X)
+    opt, _ = brute_force_optimum(Z, 3)
+    for it in (1, 2, 3):
+        res = column_generation(X, 3, rng=0, max_iterations=it, mip=False, smoothing=0.5, **DET)
+        assert res.lower_bound * res.sst / 100 <= opt + 1e-9
+        assert res.info["bound_source"] in {
+            "neighbour", "Lagrangian (master duals)", "Lagrangian (smoothed duals)",
+            "LP value (Lagrangian (master duals))", "LP value (Lagrangian (smoothed duals))"}
+
+
+def test_seeds_include_icsm_and_the_answer_is_never_worse():
+    X = np.random.default_rng(31).normal(size=(90, 4))
+    res = column_generation(X, 5, rng=0, max_iterations=2, mip=False)
+    assert "icsm" in res.info["seeds"]
+    assert res.sse <= min(res.info["seeds"].values()) + 1e-9
+    icsm = pysdcmicro.microaggregate(X, 5, method="icsm")
+    assert res.sse <= icsm.sse + 1e-9
+
+
+@pytest.mark.parametrize("option,value,message", [
+    ("anchor_solver", "dfs", "anchor_solver"),
+    ("smoothing", 1.5, "smoothing"),
+    ("heuristic_share", -0.1, "heuristic_share"),
+])
+def test_new_bad_options(option, value, message):
+    with pytest.raises((InvalidInputError, pysdcmicro.InvalidTypeError), match=message):
+        column_generation(np.random.default_rng(0).normal(size=(12, 2)), 3, **{option: value})

@@ -397,7 +397,9 @@ def anchored_pricing(Z: np.ndarray, nbr_dist: np.ndarray, pi: np.ndarray, k: int
                      time_limit: float | None = None, deterministic_time: float | None = None,
                      workers: int = 1, seed: int = 0, scale_target: float = 1e8,
                      max_anchors: int | None = None, max_found: int | None = None,
-                     max_records: int = 500) -> dict:
+                     max_records: int = 500, anchor_solver: str = "bb",
+                     node_limit: int | None = None, bb_max_records: int = 3000,
+                     per_anchor: int = 3) -> dict:
     """Minimum reduced cost over ALL groups of size ``s``, anchor by anchor, with a proven
     lower bound.
 
@@ -436,6 +438,7 @@ def anchored_pricing(Z: np.ndarray, nbr_dist: np.ndarray, pi: np.ndarray, k: int
     cp_calls = 0
     factors = []
     proven = True
+    bb_nodes = 0
     for count, i in enumerate(active):
         if (deadline is not None and deadline.expired()) or (max_anchors is not None and count >= max_anchors) \
                 or (max_found is not None and len(columns) >= max_found):
@@ -482,6 +485,34 @@ def anchored_pricing(Z: np.ndarray, nbr_dist: np.ndarray, pi: np.ndarray, k: int
             Zm = Z[members]
             Dsub = _sqdist(Zm, Zm)
         pis = pi[members]
+        if anchor_solver == "bb":
+            if members.size > bb_max_records:
+                proven = False  # keeps its relaxation bound
+                continue
+            from .._context import Deadline
+
+            limit = node_limit
+            if limit is None and deterministic_time is not None:
+                limit = int(deterministic_time * 200_000)
+            dl = deadline
+            if time_limit is not None:
+                dl = deadline.child(time_limit) if deadline is not None else Deadline(time_limit)
+            res = branch_and_bound_anchor(Dsub, pis, s, node_limit=limit, deadline=dl, keep=per_anchor)
+            bb_nodes += res["nodes"]
+            val = min(0.0, res["value"])
+            val -= 1e-12 * (abs(val) + 1.0)
+            anchor_val[i] = max(anchor_lb[i], val) if not res["complete"] else val
+            if res["complete"]:
+                solved += 1
+            else:
+                proven = False
+            for pos, _v in res["columns"]:
+                rows = np.sort(members[pos])
+                G = Z[rows]
+                rc = float(((G - G.mean(axis=0)) ** 2).sum() - pi[rows].sum())
+                if rc < -1e-9:
+                    columns.append((rows, rc))
+            continue
         if math.comb(cand.size, s - 1) <= enumerate_limit:
             val, pos = _enumerate_anchor(Dsub, pis, s)
             anchor_val[i] = min(0.0, val)
@@ -534,7 +565,7 @@ def anchored_pricing(Z: np.ndarray, nbr_dist: np.ndarray, pi: np.ndarray, k: int
     columns.sort(key=lambda t: t[1])
     return {"bound": bound, "columns": columns, "proven": proven, "anchors": int(active.size),
             "solved": solved, "cpsat_calls": cp_calls, "factor": min(factors) if factors else None,
-            "anchor_values": anchor_val}
+            "anchor_values": anchor_val, "bb_nodes": bb_nodes}
 
 
 def enumerate_below(Z: np.ndarray, nbr_dist: np.ndarray, pi: np.ndarray, k: int, s: int,
@@ -586,3 +617,118 @@ def enumerate_below(Z: np.ndarray, nbr_dist: np.ndarray, pi: np.ndarray, k: int,
         if len(found) > max_columns:
             return found, False
     return found, complete
+
+
+def branch_and_bound_anchor(Dsub: np.ndarray, pis: np.ndarray, s: int, *, best: float = 0.0,
+                            node_limit: int | None = None, deadline=None, keep: int = 3,
+                            batch_elems: int = 1 << 18) -> dict:
+    """Minimum reduced cost of a group ``{0} + (s-1) of 1..m-1`` (position 0 is the anchor),
+    by a branch and bound over the candidates; only values below ``best`` (default 0)
+    matter.
+
+    Members are added in the order of the candidates (sorted by their single-record bound,
+    a reduced-cost order), so a node is a partial group ``P`` (the anchor and ``m-1``
+    candidates, the last at position ``q``) whose completions use candidates after ``q``.
+    With ``t = s - |P|`` members still to add and ``acc_l = sum_{u in P} D_ul``,
+
+        rc(P + N) = rc_part(P) + sum_{l in N} (acc_l / s - pi_l) + pairs(N) / s
+                  >= rc_part(P) + sum_{l in N} g_l,   g_l = (acc_l + A_l(t-1)/2) / s - pi_l,
+
+    ``rc_part(P) = pairs(P)/s - pi(P)`` and ``A_l(r)`` the sum of the ``r`` smallest
+    distances from ``l`` to the other candidates (each new member has ``t-1`` partners among
+    the new ones: the sorted-distance bound of Aloise et al. 2014). A child ``P + l`` is
+    bounded by ``rc_part(P) + max(S_t, g_l + S_{t-1})`` with ``S_r`` the sum of the ``r``
+    smallest ``g`` after ``q`` (the other ``t-1`` new members are among them, ``l``
+    excluded), and pruned when that is ``>= best``. Nodes are expanded in vectorised batches,
+    depth first, most promising batch first.
+
+    Returns ``value`` (a valid lower bound on the minimum, ``min(best, ...)``: exact when
+    ``complete``), ``complete``, ``columns`` (up to ``keep`` groups below the initial
+    ``best``, as (positions, rc), best first) and ``nodes`` (expanded).
+    """
+    m = Dsub.shape[0]
+    c = m - 1
+    out = {"value": best, "complete": True, "columns": [], "nodes": 0}
+    if c < s - 1:
+        return out
+    # Candidates in increasing order of their single-record bound (a reduced-cost order).
+    rough = (2.0 * Dsub[0, 1:] + np.partition(Dsub[1:, 1:], min(s - 2, c - 1), axis=1)[:, :s - 1].sum(axis=1)) \
+        / (2.0 * s) - pis[1:]
+    perm = np.argsort(rough, kind="stable")
+    full = np.concatenate([[0], 1 + perm])
+    Dsub = Dsub[np.ix_(full, full)]
+    pis = pis[full]
+    Dc = Dsub[1:, 1:]
+    pc = pis[1:]
+    # A_l(r): the r smallest distances from l to the other candidates, cumulated (A[:, 0] = 0).
+    if s >= 3 and c >= 2:
+        Dn = Dc.copy()
+        np.fill_diagonal(Dn, np.inf)
+        r = min(s - 2, c - 1)
+        small = np.sort(np.partition(Dn, r - 1, axis=1)[:, :r], axis=1)
+        A = np.zeros((c, s - 1))
+        A[:, 1:r + 1] = np.cumsum(small, axis=1)
+    else:
+        A = np.zeros((c, max(s - 1, 1)))
+    # Stack of batches: (bound, last, acc, cost, members), depth = members' width + 1.
+    start_bound = -math.inf
+    stack = [(np.array([start_bound]), np.array([-1]), Dsub[0:1, 1:].copy(), np.array([-pis[0]]),
+              np.zeros((1, 0), dtype=np.int64))]
+    found: list = []
+    pos = np.arange(c)
+    nodes = 0
+    while stack:
+        if (node_limit is not None and nodes >= node_limit) or (deadline is not None and deadline.expired()):
+            out["complete"] = False
+            break
+        bnd, last, acc, cost, mem = stack.pop()
+        live = bnd < best
+        if not live.all():
+            bnd, last, acc, cost, mem = bnd[live], last[live], acc[live], cost[live], mem[live]
+        F = bnd.size
+        if F == 0:
+            continue
+        nodes += F
+        t = s - 1 - mem.shape[1]  # members still to add
+        G = (acc + 0.5 * A[:, t - 1][None, :]) / s - pc[None, :]
+        G[pos[None, :] <= last[:, None]] = np.inf
+        if t == 1:
+            vals = cost[:, None] + G
+            flat = np.flatnonzero(vals.ravel() < best)
+            if flat.size:
+                f, l = np.divmod(flat, c)
+                v = vals[f, l]
+                order = np.argsort(v, kind="stable")[:keep]
+                for o in order:
+                    found.append((np.concatenate([mem[f[o]], [l[o]]]), float(v[o])))
+                found.sort(key=lambda z: z[1])
+                del found[keep:]
+                best = min(best, float(v[order[0]]))
+            continue
+        part = np.sort(np.partition(G, t - 1, axis=1)[:, :t], axis=1)
+        St = part.sum(axis=1)
+        St1 = St - part[:, t - 1]
+        child = cost[:, None] + np.maximum(St[:, None], G + St1[:, None])
+        child[:, pos > c - t] = np.inf  # no room left after l for the other t-1 members
+        flat = np.flatnonzero(child.ravel() < best)
+        if flat.size == 0:
+            continue
+        f, l = np.divmod(flat, c)
+        cb = child[f, l]
+        order = np.argsort(cb, kind="stable")
+        f, l, cb = f[order], l[order], cb[order]
+        step = max(1, batch_elems // c)
+        chunks = []
+        for a in range(0, f.size, step):
+            ff, ll = f[a:a + step], l[a:a + step]
+            chunks.append((cb[a:a + step], ll, acc[ff] + Dc[ll], cost[ff] + acc[ff, ll] / s - pc[ll],
+                           np.concatenate([mem[ff], ll[:, None]], axis=1)))
+        stack.extend(reversed(chunks))
+    if not out["complete"]:
+        open_min = min((float(b.min()) for b, *_ in stack if b.size), default=math.inf)
+        out["value"] = min(best, open_min)
+    else:
+        out["value"] = best
+    out["nodes"] = nodes
+    out["columns"] = [(np.concatenate([[0], 1 + perm[p]]), v) for p, v in found]
+    return out
