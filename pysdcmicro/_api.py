@@ -99,6 +99,8 @@ def _run_core(call: Callable[[], Any], ctx: Context, fallback: np.ndarray | None
     except KeyboardInterrupt:
         ctx.deadline.stop()
         labels, _ = ctx.incumbent
+        if labels is not None and np.shape(labels) != (Z.shape[0] if Z is not None else np.shape(labels)[0],):
+            labels = None  # not a partition of these records (never expected; never released)
         message = "interrupted (Ctrl-C): best partition found so far"
         if labels is None:
             labels = fallback

@@ -310,7 +310,11 @@ def _portfolio(Z, k, ctx, info, processes: int) -> Solution:
                 parts_n, parts, part_futures = 1, [np.arange(n)], []
             rows0 = parts[0]
             Z0 = Z if rows0.size == n else np.ascontiguousarray(Z[rows0])
-            sub = ctx.child(seconds=max(0.01, span), stage=f"icsm-restarts{'' if parts_n == 1 else ' (part 1)'}")
+            if parts_n == 1:
+                sub = ctx.child(seconds=max(0.01, span), stage="icsm-restarts")
+            else:  # a part: its own incumbent (a part's labels must never become the whole data's)
+                sub = Context(ctx.rng, _deadline=ctx.deadline.child(seconds=max(0.01, span)),
+                              stage="icsm-restarts (part 1)")
             sol = icsm(Z0, canonical_labels(best.labels[rows0]), k, sub, max_restarts=None)
             union = np.empty(n, dtype=np.int64)
             union[rows0] = sol.labels
