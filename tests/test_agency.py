@@ -168,7 +168,7 @@ def test_cli_every_method_on_census_with_missing_cells(tmp_path, census):
         out = tmp_path / f"{name}.csv"
         options = [a for key, value in budget(name).items() for a in ("--option", f"{key}={value}")]
         proc = run_cli("microaggregate", src, "--k", 3, "--method", name, "--missing", "keep", "--seed", 0,
-                       "--time-limit", 20, *options, "-o", out, "-q", subprocess_run=True)
+                       "--time-limit", 5, *options, "-o", out, "-q", subprocess_run=True)
         assert proc.returncode == 0, (name, proc.stderr)
         written = pd.read_csv(out)
         pd.testing.assert_frame_equal(written.isna(), original.isna())
