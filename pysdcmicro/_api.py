@@ -18,9 +18,9 @@ import pandas as pd
 from . import _registry
 from ._context import Context, ProgressEvent
 from ._errors import ConstantColumnWarning, InvalidInputError, InvalidTypeError, StratumTooSmallError
-from ._partition import canonical_labels, check_partition, group_means, groups_from_labels, sse, sst
+from ._partition import canonical_labels, check_partition, groups_from_labels, sse, sst
 from ._result import MicroaggregationResult, Solution
-from ._release import group_values, release_sse_sst, verify_release_values
+from ._release import release_sse_sst, verify_release_values
 from ._standardize import SCALINGS, standardization, standardize
 from ._aggregate import MEASURES, MISSING, group_statistic, round_release, standardization_with_missing
 from ._validation import (as_dataset, check_choice, check_k, check_number, check_positive_int, check_rng,

@@ -93,10 +93,6 @@ class Standardization:
     scale: np.ndarray
     constant: np.ndarray
 
-    def scaled(self, X: np.ndarray) -> np.ndarray:
-        """``X / factor`` (exact), for computing group values without overflow."""
-        return np.asarray(X, dtype=np.float64) / self.factor
-
     def raw_centered(self, X: np.ndarray) -> np.ndarray:
         """The raw values, centred, divided by ONE power of two common to all columns (so
         relative scales between columns are kept): the data for ``scaling="none"``."""

@@ -33,7 +33,6 @@ with ``effort="light"``: MDAV then two-swap on the block (the border repair foll
 
 from __future__ import annotations
 
-import math
 import os
 import time
 
