@@ -51,6 +51,7 @@ class _Sampler(threading.Thread):
         self.psutil = psutil
         self.roots = roots
         self.peaks: dict[int, tuple[str, int]] = {}
+        self.cpu: dict[int, float] = {}
         self.total_peak = 0
         self.stop = threading.Event()
 
@@ -67,12 +68,27 @@ class _Sampler(threading.Thread):
                     try:
                         rss = p.memory_info().rss
                         name = " ".join(p.cmdline()[1:4])[:60]
+                        t = p.cpu_times()
+                        self.cpu[p.pid] = t.user + t.system
                     except self.psutil.Error:
                         continue
                     total += rss
                     old = self.peaks.get(p.pid, ("", 0))[1]
                     self.peaks[p.pid] = (name, max(old, rss))
             self.total_peak = max(self.total_peak, total)
+
+
+def _same_priority(pid: int) -> None:
+    """Give a process started in its own session (so its own scheduler autogroup, where the
+    kernel ignores the process nice value against other sessions) the nice value of this
+    process: under /work/wt/timed (nice -5) the cluster and the CLI run at that priority,
+    as the lock intends, not at the equal share of any other session."""
+    nice = os.nice(0)
+    try:
+        with open(f"/proc/{pid}/autogroup", "w") as f:
+            f.write(str(nice))
+    except OSError:
+        pass
 
 
 def _verify(original: Path, written: Path, k: int, il_reported: float | None) -> dict:
@@ -115,6 +131,7 @@ def main() -> None:
     sched = subprocess.Popen([str(bindir / "dask"), "scheduler", "--port", "0", "--no-dashboard",
                               "--scheduler-file", str(sched_file)], env=env, start_new_session=True,
                              stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+    _same_priority(sched.pid)
     workers = None
     try:
         for _ in range(600):
@@ -126,6 +143,7 @@ def main() -> None:
                                     "--nthreads", "1", "--memory-limit", args.memory_limit, "--no-dashboard"],
                                    env=env, start_new_session=True, stdout=subprocess.DEVNULL,
                                    stderr=subprocess.DEVNULL)
+        _same_priority(workers.pid)
         from distributed import Client
 
         with Client(address, timeout=120) as c:
@@ -137,7 +155,13 @@ def main() -> None:
                "--method", "mdav", "--variables", ",".join(f"x{j}" for j in range(10)), "--seed", "0",
                "--dask", address, "-o", str(dst)] + args.extra.split()
         started = time.monotonic()
-        run = subprocess.run(cmd, capture_output=True, text=True, env=env)
+        log = data / f"clustered_{n}x10.k{args.k}.stderr.log"
+        with open(log, "w") as errfile:
+            client = subprocess.Popen(cmd, stdout=subprocess.PIPE, stderr=errfile, text=True, env=env,
+                                      start_new_session=True)
+            _same_priority(client.pid)
+            stdout, _ = client.communicate()
+        run = subprocess.CompletedProcess(cmd, client.returncode, stdout, log.read_text())
         wall = time.monotonic() - started
         load_after = os.getloadavg()
         sampler.stop.set()
@@ -155,6 +179,8 @@ def main() -> None:
         sched_file.unlink(missing_ok=True)
     stderr = run.stderr
     client_kib = int(re.search(r"Maximum resident set size \(kbytes\): (\d+)", stderr).group(1))
+    client_cpu = sum(float(re.search(rf"{what} time \(seconds\): ([0-9.]+)", stderr).group(1))
+                     for what in ("User", "System"))
     il = re.search(r"information loss ([0-9.]+) %", run.stdout)
     block_lines = sum(1 for line in stderr.splitlines() if "blocks=" in line)
     row = {
@@ -164,6 +190,7 @@ def main() -> None:
         "cluster_peaks_mib": {f"{pid} {name}": rss / 2**20 for pid, (name, rss) in sampler.peaks.items()},
         "cluster_total_peak_mib": sampler.total_peak / 2**20,
         "total_peak_mib_upper": client_kib / 1024.0 + sampler.total_peak / 2**20,
+        "cpu_seconds_client": client_cpu, "cpu_seconds_cluster": sum(sampler.cpu.values()),
         "load_before": load_before, "load_after": load_after, "progress_block_lines": block_lines,
         "summary": run.stdout.strip().splitlines(),
         "stderr_tail": [line for line in stderr.splitlines() if not line.startswith("\t")][-5:],
