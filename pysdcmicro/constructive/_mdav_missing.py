@@ -55,8 +55,8 @@ def mdav_missing_labels(Z: np.ndarray, k: int) -> np.ndarray:
     Examples
     --------
     >>> Z = np.array([[0.0, 0.1], [0.2, np.nan], [0.1, 0.0], [3.0, 3.1], [3.2, np.nan], [3.1, 3.0]])
-    >>> mdav_missing_labels(Z, 2).tolist()
-    [2, 0, 2, 1, 0, 1]
+    >>> mdav_missing_labels(Z, 2).tolist()   # the two records missing column 2 share a group
+    [1, 0, 1, 2, 0, 2]
     """
     Z = np.asarray(Z, dtype=np.float64)
     n, p = Z.shape
