@@ -457,7 +457,7 @@ def test_branch_and_bound_anchor_is_exact_and_a_bound_when_stopped(seed):
 @pytest.mark.parametrize("seed", range(40))
 def test_compiled_branch_and_bound_is_exact_and_a_bound_when_stopped(seed):
     pytest.importorskip("numba")
-    from pysdcmicro.optimization._pricing import _bb_compiled, _bb_kernel, _sqdist
+    from pysdcmicro.optimization._pricing import _bb_compiled, _bb_kernel, _bb_points, _sqdist
 
     rng = np.random.default_rng(seed)
     m = int(rng.integers(3, 12))
@@ -482,6 +482,25 @@ def test_compiled_branch_and_bound_is_exact_and_a_bound_when_stopped(seed):
         stopped = _bb_compiled(kernel, D, pis, s, node_limit=limit, deadline=None, keep=3, rate=[1e5])
         assert stopped["value"] <= want + 1e-9
         assert stopped["complete"] or stopped["nodes"] >= limit
+    # The variant on points, with the weaker pair bounds from all records (here: the same
+    # records) and candidates in any order.
+    order = np.concatenate([[0], 1 + rng.permutation(m - 1)])
+    Dn = D.copy()
+    np.fill_diagonal(Dn, np.inf)
+    A = np.zeros((m - 1, s))
+    r = min(s - 1, m - 1)
+    A[:, 1:r + 1] = np.cumsum(np.sort(Dn[order[1:]], axis=1)[:, :r], axis=1)[:, :s - 1]
+    points = _bb_kernel(points=True)
+    res = _bb_points(points, Z[order], pis[order], A, s, node_limit=None, deadline=None, keep=3, rate=[1e5])
+    assert res["complete"] and res["value"] == pytest.approx(want, abs=1e-9)
+    for pos, rc in res["columns"]:
+        pos = order[pos]
+        assert pos[0] == 0 and len(set(pos.tolist())) == s
+        assert rc == pytest.approx(D[np.ix_(pos, pos)].sum() / (2 * s) - pis[pos].sum())
+    for limit in (1, 2, 3, 5, 8):
+        stopped = _bb_points(points, Z[order], pis[order], A, s, node_limit=limit, deadline=None, keep=3,
+                             rate=[1e5])
+        assert stopped["value"] <= want + 1e-9
 
 
 @pytest.mark.parametrize("seed", range(15))
