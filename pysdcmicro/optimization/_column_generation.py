@@ -802,8 +802,9 @@ def column_generation(X, k, *, variables=None, scaling="standardize", improve=No
         incumbent's; default 20,000; not applied when the MIP is part of an optimality proof), ``mip_time`` /
         ``mip_deterministic_time`` (the latter for CP-SAT), ``workers`` (CP-SAT threads),
         ``lp_solver`` ("glop" or "highs"), ``anchor_solver`` ("bb", default: the
-        per-anchor branch and bound of exact pricing; "cpsat": enumeration / CP-SAT per
-        anchor, the earlier solver), ``smoothing`` (Wentges smoothing of the duals priced
+        per-anchor branch and bound of exact pricing, compiled with numba when installed,
+        and then every exact round prices every size completely; "cpsat": enumeration /
+        CP-SAT per anchor, the earlier solver), ``smoothing`` (Wentges smoothing of the duals priced
         exactly, 0 = off, the default: on 100-record CASC samples at k = 5 it cost
         more exact rounds than it saved, see benchmarks/results/colgen.md; see Notes), ``heuristic_share`` (default 0.1: the share of a time
         limit given to ICSM restarts for the seed; without a limit one ICSM run).
