@@ -218,9 +218,9 @@ def solve_column_generation(Z: np.ndarray, k: int, ctx: Context, *,
     # With the compiled branch and bound a round over every anchor and size takes seconds on
     # the full CASC sets (Tarragona k = 5: 1.5 s per size): every exact round then prices
     # every size completely, so each one proves a Lagrangian bound from exact values.
-    from ._pricing import _bb_kernel
-
-    full_rounds = exact_model == "anchored" and anchor_solver == "bb" and _bb_kernel(points=True) is not None
+    # (Decided at the first exact round: importing numba costs seconds, which short runs that
+    # never reach exact pricing should not pay.)
+    full_rounds = None
     while True:
         if max_iterations is not None and it >= max_iterations:
             status = "limit"
@@ -266,6 +266,11 @@ def solve_column_generation(Z: np.ndarray, k: int, ctx: Context, *,
                 notes.append("heuristic pricing found no negative column; exact pricing disabled")
                 break
             mode = "exact"
+            if full_rounds is None:
+                from ._pricing import _bb_kernel
+
+                full_rounds = exact_model == "anchored" and anchor_solver == "bb" and \
+                    _bb_kernel(points=True) is not None
             alpha = smoothing
             stop_loop = False
             while True:  # exact rounds at this master solution (smoothed duals first)
