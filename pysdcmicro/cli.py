@@ -35,6 +35,7 @@ import numpy as np
 import pandas as pd
 
 from . import __version__
+from ._csvio import read_float_columns, write_csv
 from ._errors import InvalidInputError, PysdcmicroError, ReleaseCheckError
 
 __all__ = ["main", "read_table"]
@@ -326,7 +327,7 @@ def _write_table(data: pd.DataFrame, path: str, *, parquet: bool | None = None) 
                 f"writing {path!r} needs a Parquet engine; install it with `pip install 'pysdcmicro[parquet]'`."
             ) from None
     else:
-        data.to_csv(path, index=False)
+        write_csv(data, path)
 
 
 # ----------------------------------------------------------------------------------------
@@ -785,7 +786,7 @@ def _write_release(result: Any, original: pd.DataFrame, *, output: str | None, s
             released = _read_back_and_verify(lambda: tmp, variables, parquet, original, result, what)
             checked_on = f"the written file {output}"
         elif stdout:
-            text = result.data.to_csv(index=False)
+            text = write_csv(result.data)
             released = _read_back_and_verify(lambda: io.StringIO(text), variables, False, original, result, what)
             checked_on = "the CSV written to standard output"
         else:
@@ -812,7 +813,7 @@ def _read_back_and_verify(source: Any, variables: list, parquet: bool, original:
     a second rather than half a minute); if that does not verify, it is read again with every
     cell parsed by Python's ``float`` (correctly rounded, the rule of :func:`read_table`), so
     a parser rounding in the last place can never refuse a correct release."""
-    released = _read_released(source(), variables, parquet=parquet, fast=True)
+    released = _read_released(source(), variables, parquet=parquet, fast=True, n_rows=len(original))
     try:
         _verify(original, released, result, what=what)
     except ReleaseCheckError:
@@ -827,7 +828,7 @@ _NA_CELLS = sorted(_MISSING_TOKENS | {t.upper() for t in _MISSING_TOKENS} | {"Na
 
 
 def _read_released(source: Any, variables: list, *, parquet: bool | None = None,
-                   fast: bool = False) -> pd.DataFrame:
+                   fast: bool = False, n_rows: int | None = None) -> pd.DataFrame:
     """The released values of ``variables`` as written: the CSV read back, cells parsed as
     numbers exactly as :func:`read_table` parses them (vectorized), or the Parquet file.
     With ``fast``, pandas' C parser reads the CSV numbers (correctly rounded in pandas 3;
@@ -837,6 +838,11 @@ def _read_released(source: Any, variables: list, *, parquet: bool | None = None,
     if parquet:
         return _read_parquet(Path(source), str(source))[list(variables)].astype(np.float64)
     if fast:
+        frame = read_float_columns(source, list(variables), _NA_CELLS, n_rows)  # pyarrow, multi-threaded
+        if frame is not None:
+            return frame
+        if hasattr(source, "seek"):
+            source.seek(0)
         wanted = set(map(str, variables))
         try:
             frame = pd.read_csv(source, dtype=np.float64, keep_default_na=False, na_values=_NA_CELLS,
@@ -926,7 +932,7 @@ def _cmd_demo(args: argparse.Namespace) -> int:
     print(pd.DataFrame(rows, columns=["variable", "mean before", "mean after", "sd before", "sd after"])
           .round(3).to_string(index=False))
     if args.original or args.output or args.report or args.html:
-        before = [(args.original, "the original data (--original)", lambda p: frame.to_csv(p, index=False))] \
+        before = [(args.original, "the original data (--original)", lambda p: write_csv(frame, p))] \
             if args.original else []
         _write_release(result, frame, output=args.output, stdout=False, report_path=args.report, html=args.html,
                        extra={"output": args.output}, before=before)
