@@ -792,7 +792,11 @@ def _write_release(result: Any, original: pd.DataFrame, *, output: str | None, s
         else:
             released, checked_on = None, None
             _verify(original, result.data[variables], result, what=what)
-        rep = report(result, original, released=released, checked_on=checked_on)
+        skipped = None
+        if result.status == "limit" and "interrupted (Ctrl-C)" in (result.message or ""):
+            skipped = ("record linkage not computed: the run was interrupted (Ctrl-C) and the outputs are written "
+                       "at once; `pysdcmicro report ORIGINAL MASKED` computes it")
+        rep = report(result, original, released=released, checked_on=checked_on, linkage_skipped=skipped)
         if not rep.k_anonymous:  # pragma: no cover - _verify refuses it first
             raise ReleaseCheckError("release check failed: the report finds the release not k-anonymous")
         if report_path:
@@ -948,15 +952,15 @@ _COMMITTED: list[str] = []  # outputs renamed into place during this run (for th
 
 
 def main(argv: Sequence[str] | None = None) -> int:
-    parser = _build_parser()
-    args = parser.parse_args(argv)
-    if args.command is None:
-        parser.print_help()
-        return 2
-    handlers = {"microaggregate": _cmd_microaggregate, "report": _cmd_report, "methods": _cmd_methods,
-                "demo": _cmd_demo, "sdcmicro": getattr(args, "_sdcmicro_handler", None)}
     _COMMITTED.clear()
     try:
+        parser = _build_parser()
+        args = parser.parse_args(argv)
+        if args.command is None:
+            parser.print_help()
+            return 2
+        handlers = {"microaggregate": _cmd_microaggregate, "report": _cmd_report, "methods": _cmd_methods,
+                    "demo": _cmd_demo, "sdcmicro": getattr(args, "_sdcmicro_handler", None)}
         with warnings.catch_warnings(record=True) as caught:
             warnings.simplefilter("always")
             try:
