@@ -64,6 +64,8 @@ def test_ctrl_c_at_start_up_is_one_line_not_a_traceback(tmp_path, delay):
     out = tmp_path / "out.csv"
     code, err, _ = _interrupt([*_entry_command(), "microaggregate", str(data), "--k", "3", "--method", "mdav",
                                "-q", "-o", str(out)], delay)
+    if "init_import_site" in err:  # pragma: no cover - a loaded machine: still in Python's own start-up
+        pytest.skip("SIGINT arrived while the interpreter imported `site`, before any code of ours ran")
     assert "Traceback" not in err, err
     # interrupted (130, one line, nothing written), or already finished (0, output written), or
     # killed by the signal before Python set up its handler (-2: no output at all)
