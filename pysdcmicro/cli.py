@@ -813,8 +813,8 @@ def _write_release(result: Any, original: pd.DataFrame, *, output: str | None, s
 def _read_back_and_verify(source: Any, variables: list, parquet: bool, original: pd.DataFrame, result: Any,
                           what: str) -> pd.DataFrame:
     """Read the written release back (``source()`` gives the path or a fresh text buffer)
-    and verify it. CSV is first read by pandas' C parser (fast: a 10^6-record file in about
-    a second rather than half a minute); if that does not verify, it is read again with every
+    and verify it. CSV is first read by a fast parser (pyarrow's multi-threaded one, else
+    pandas' C parser); if that does not verify, it is read again with every
     cell parsed by Python's ``float`` (correctly rounded, the rule of :func:`read_table`), so
     a parser rounding in the last place can never refuse a correct release."""
     released = _read_released(source(), variables, parquet=parquet, fast=True, n_rows=len(original))
