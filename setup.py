@@ -10,4 +10,7 @@ from setuptools import find_packages, setup
 setup(
     packages=find_packages(include=["pysdcmicro", "pysdcmicro.*"]) + ["pysdcmicro.bridges"],
     package_dir={"pysdcmicro.bridges": "bridges"},
+    # the console script's entry (pyproject.toml [project.scripts]): imports nothing heavy, so
+    # Ctrl-C during the package's import is one line, not a traceback
+    py_modules=["_pysdcmicro_start"],
 )

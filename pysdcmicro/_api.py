@@ -130,6 +130,20 @@ def _principal_axis_runs(Z: np.ndarray, k: int) -> np.ndarray:
     return labels
 
 
+def _principal_axis_runs_by_stratum(Z: np.ndarray, k: int, strata: np.ndarray | None) -> np.ndarray:
+    """:func:`_principal_axis_runs` within each stratum (groups never cross strata)."""
+    if strata is None:
+        return _principal_axis_runs(Z, k)
+    labels = np.empty(Z.shape[0], dtype=np.int64)
+    offset = 0
+    for s in np.unique(strata):
+        rows = np.flatnonzero(strata == s)
+        lab = _principal_axis_runs(Z[rows], k)
+        labels[rows] = lab + offset
+        offset += int(lab.max()) + 1
+    return labels
+
+
 def _solve_block(method_core: Callable, options: dict, steps: list[_Step], Z: np.ndarray, k: int,
                  ctx: Context) -> tuple[Solution, list[str]]:
     """Method then improvement steps on one block of records (the whole data or a stratum)."""
@@ -563,6 +577,15 @@ def microaggregate(frame: Any, k: int, *, variables: Any = None, method: str | C
             labels, status, message, lower, info = _solve_strata(
                 ds, method_core, method_options, steps, Z, k, root, callback, keep_history, total, scaling, full_name,
                 strata_scaling == "stratum")
+    except KeyboardInterrupt:
+        if plan is None:  # the other paths release their incumbent themselves (_run_core)
+            raise
+        # Ctrl-C before the blocks had a partition (while they are planned): release runs of k
+        root.deadline.stop()
+        labels = _principal_axis_runs_by_stratum(Z, k, ds.strata)
+        status, lower, info = "limit", None, {}
+        message = ("interrupted (Ctrl-C) before the blocks had a partition: records grouped in runs of k along "
+                   "their first principal axis")
     finally:
         if isinstance(callback, _TerminalProgress):
             callback.close()

@@ -176,8 +176,16 @@ def test_a_failing_output_leaves_no_file_and_keeps_old_ones(tmp_path, data, caps
     assert out.read_text() == "old output\n"
 
 
-def test_disk_full_inside_pandas_is_one_line(tmp_path, data, capsys, monkeypatch):
-    monkeypatch.setattr(pd.DataFrame, "to_csv", lambda self, path=None, *a, **k: _enospc() if path else "")
+@pytest.mark.parametrize("fast", [True, False])
+def test_disk_full_inside_the_csv_writer_is_one_line(tmp_path, data, capsys, monkeypatch, fast):
+    from pysdcmicro import _csvio
+
+    if fast:  # the pyarrow path: the file handle's write fails
+        pytest.importorskip("pyarrow")
+        monkeypatch.setattr(_csvio, "_write_rows", lambda cols, handle: _enospc())
+    else:  # pandas writes (no pyarrow)
+        monkeypatch.setattr(_csvio, "_plan", lambda frame: None)
+        monkeypatch.setattr(pd.DataFrame, "to_csv", lambda self, path=None, *a, **k: _enospc() if path else "")
     assert main("microaggregate", data, "--k", 2, "-o", tmp_path / "o.csv") == 2
     one_error_line(capsys.readouterr().err, "cannot write the masked file (--output)", "No space left on device")
     assert listing(tmp_path) == {"in.csv"}
@@ -226,15 +234,15 @@ def test_parquet_output_is_verified_from_the_temporary_file(tmp_path, data):
 
 def _tamper(monkeypatch):
     """Every masked CSV (file or text) gets one released value changed: not k-anonymous."""
-    original_to_csv = pd.DataFrame.to_csv
+    original_write = cli.write_csv
 
-    def tampering_to_csv(self, path_or_buf=None, *args, **kwargs):
-        if "x" in self.columns:
-            self = self.copy()
-            self.loc[self.index[0], "x"] += 0.5
-        return original_to_csv(self, path_or_buf, *args, **kwargs)
+    def tampering_write(frame, path=None):
+        if "x" in frame.columns:
+            frame = frame.copy()
+            frame.loc[frame.index[0], "x"] += 0.5
+        return original_write(frame, path)
 
-    monkeypatch.setattr(pd.DataFrame, "to_csv", tampering_to_csv)
+    monkeypatch.setattr(cli, "write_csv", tampering_write)
 
 
 def test_a_release_that_fails_the_check_is_not_written(tmp_path, data, capsys, monkeypatch):
@@ -430,19 +438,23 @@ def test_a_read_only_output_is_not_replaced(tmp_path, data, capsys, monkeypatch)
 
 def test_a_fast_reading_off_in_the_last_place_does_not_refuse_a_correct_release(tmp_path, data, capsys,
                                                                                   monkeypatch):
-    """The written file is first read back by pandas' C parser; if a parser rounded a cell
-    differently, the exact reading (Python's float per cell) decides, not the fast one."""
+    """The written file is first read back by a fast parser (pyarrow's, else pandas' C
+    parser); if it rounded a cell differently, the exact reading (Python's float per cell)
+    decides, not the fast one."""
     real_read_csv = pd.read_csv
+    real_fast = cli.read_float_columns
     fast_reads = []
 
     def off_by_one_ulp(*args, **kwargs):
-        frame = real_read_csv(*args, **kwargs)
-        if kwargs.get("dtype") is np.float64:
-            fast_reads.append(1)
-            frame.iloc[0, 0] = np.nextafter(frame.iloc[0, 0], np.inf)
+        frame = real_fast(*args, **kwargs)
+        if frame is None:
+            frame = real_read_csv(args[0], dtype=np.float64, keep_default_na=False, na_values=args[2],
+                                  usecols=args[1])[args[1]]
+        fast_reads.append(1)
+        frame.iloc[0, 0] = np.nextafter(frame.iloc[0, 0], np.inf)
         return frame
 
-    monkeypatch.setattr(pd, "read_csv", off_by_one_ulp)
+    monkeypatch.setattr(cli, "read_float_columns", off_by_one_ulp)
     out = tmp_path / "o.csv"
     assert main("microaggregate", data, "--k", 2, "-q", "--variables", "x,y", "-o", out) == 0, capsys.readouterr()
     assert fast_reads == [1] and metrics.is_k_anonymous(real_read_csv(out), 2, variables=["x", "y"])
@@ -498,3 +510,98 @@ def test_special_files_are_written_in_place_after_the_check(tmp_path, data, caps
     assert received and received[0].startswith("id,name,x,y,code") and received[0].count("\n") == 8
     after_tmp = {p for p in os.listdir(tempfile.gettempdir()) if p.startswith(".pysdcmicro-")}
     assert after_tmp <= before_tmp  # the temporary copies are removed
+
+
+# --- the fast CSV writer (pysdcmicro._csvio): the bytes pandas writes, faster ---------------
+
+_ODD_TEXT = ["007", "1e5", "NA", "", "n/a", "NaN", "a,b", 'say "hi"', "two\nlines", " padded ", "é ü 中", '"', ",",
+             "-0", "1,234", "$12.50", "None", "#N/A", "0x1F", "inf"]
+
+
+def _odd_frame(n=3000, seed=0):
+    rng = np.random.default_rng(seed)
+    x = rng.normal(size=n) * 10.0 ** rng.uniform(-320, 308, n)  # every layout repr uses
+    x[::37] = np.nan
+    x[1::41] = -0.0
+    x[2::43] = np.round(x[2::43])
+    ints = rng.integers(-2**53, 2**53, n)
+    text = pd.Series(rng.choice(_ODD_TEXT, n), dtype=str)
+    return pd.DataFrame({
+        "x": x, "plain": np.round(rng.normal(size=n) * 100, rng.integers(0, 8)), "int": ints,
+        "Int": pd.array(np.where(rng.random(n) < 0.2, None, ints), dtype="Int64"), "text": text,
+        "obj, with comma": text.astype(object), 'q"uote': rng.normal(size=n)})
+
+
+@pytest.mark.parametrize("seed", [0, 1])
+def test_fast_writer_writes_the_bytes_pandas_writes(tmp_path, seed):
+    from pysdcmicro import _csvio
+
+    pytest.importorskip("pyarrow")
+    assert _csvio.fast_writer_available()
+    frame = _odd_frame(seed=seed)
+    with np.errstate(over="ignore"):
+        expected = frame.to_csv(index=False)
+    assert _csvio.write_csv(frame) == expected
+    _csvio.write_csv(frame, tmp_path / "f.csv")
+    assert (tmp_path / "f.csv").read_bytes() == expected.encode("utf-8")
+    for col in frame.columns:  # one column: an empty cell is written "" (csv quotes a lone empty field)
+        assert _csvio.write_csv(frame[[col]]) == frame[[col]].to_csv(index=False), col
+    assert _csvio.write_csv(frame.iloc[:0]) == frame.iloc[:0].to_csv(index=False)
+
+
+def test_fast_writer_leaves_carriage_returns_and_other_dtypes_to_pandas(tmp_path):
+    from pysdcmicro import _csvio
+
+    frame = pd.DataFrame({"t": ["a\rb", "c"], "d": pd.to_datetime(["2020-01-01", "2021-02-03"])})
+    assert _csvio.write_csv(frame) == frame.to_csv(index=False)
+    frame = pd.DataFrame({"b": [True, False], "c": pd.Categorical(["u", "v"])})
+    assert _csvio.write_csv(frame) == frame.to_csv(index=False)
+
+
+def test_fast_reader_reads_the_written_floats_exactly(tmp_path):
+    from pysdcmicro import _csvio
+
+    pytest.importorskip("pyarrow")
+    frame = _odd_frame(seed=2)
+    path = tmp_path / "f.csv"
+    _csvio.write_csv(frame, path)
+    back = _csvio.read_float_columns(str(path), ["x", "plain", 'q"uote'], cli._NA_CELLS, len(frame))
+    for col in ["x", "plain", 'q"uote']:
+        a, b = frame[col].to_numpy(), back[col].to_numpy()
+        assert np.array_equal(a.view(np.int64)[~np.isnan(a)], b.view(np.int64)[~np.isnan(a)]), col  # bit for bit
+        assert np.array_equal(np.isnan(a), np.isnan(b))
+    assert _csvio.read_float_columns(str(path), ["text"], cli._NA_CELLS, len(frame)) is None  # not numbers
+    assert _csvio.read_float_columns(str(path), ["x"], cli._NA_CELLS, len(frame) + 1) is None  # row count
+
+
+def test_passthrough_columns_are_written_byte_for_byte_as_read(tmp_path):
+    """Columns not microaggregated keep their text exactly: leading zeros, 1e5, NA spellings,
+    empty cells, quotes, commas and newlines inside cells (the input written with the usual
+    minimal quoting: those columns' bytes in the output equal the input's)."""
+    rng = np.random.default_rng(5)
+    n = 400
+    frame = pd.DataFrame({"id": rng.choice(_ODD_TEXT, n), "x": rng.normal(size=n) * 1000,
+                          "code": rng.choice(_ODD_TEXT, n), "y": rng.normal(size=n),
+                          "num_text": rng.choice(["007", "1e5", "12", "", "NA", "3.50"], n)})
+    src = tmp_path / "in.csv"
+    src.write_text(frame.to_csv(index=False))
+    out = tmp_path / "out.csv"
+    assert main("microaggregate", src, "--k", 3, "--variables", "x,y", "-q", "-o", out,
+                "--method", "mdav") == 0
+    import csv
+    with open(src, newline="") as a, open(out, newline="") as b:
+        rows_in, rows_out = list(csv.reader(a)), list(csv.reader(b))
+    assert len(rows_in) == len(rows_out) == n + 1
+    for r_in, r_out in zip(rows_in, rows_out):
+        for j in (0, 2, 4):
+            assert r_in[j] == r_out[j]
+    # and as bytes: each pass-through cell is written as in the input (same quoting)
+    def cells(path, j):
+        return [frame_cell for frame_cell in pd.read_csv(path, dtype=str, keep_default_na=False).iloc[:, j]]
+    for j in (0, 2, 4):
+        assert cells(src, j) == cells(out, j)
+    masked = pd.read_csv(out, keep_default_na=False, dtype=str)
+    rebuilt = frame.astype(object).copy()
+    rebuilt["x"], rebuilt["y"] = masked["x"], masked["y"]
+    assert out.read_bytes() == pd.DataFrame(rebuilt).to_csv(index=False).encode()
+    assert metrics.is_k_anonymous(masked.astype({"x": float, "y": float}), 3, variables=["x", "y"])

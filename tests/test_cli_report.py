@@ -60,15 +60,15 @@ def test_report_json_has_k_anonymity_utility_and_risk_of_the_written_file(tmp_pa
 
 def test_k_anonymity_is_checked_on_the_written_bytes(tmp_path, data_csv, monkeypatch, capsys):
     """If what reaches the file differs from the result in memory, the report must say so."""
-    original_to_csv = pd.DataFrame.to_csv
+    original_write = cli.write_csv  # the CLI's CSV writer (pysdcmicro._csvio)
 
-    def tampering_to_csv(self, path_or_buf=None, *args, **kwargs):
-        if "employees" in self.columns and path_or_buf is not None:
-            self = self.copy()
-            self.loc[self.index[0], "employees"] += 0.5
-        return original_to_csv(self, path_or_buf, *args, **kwargs)
+    def tampering_write(frame, path=None):
+        if "employees" in frame.columns and path is not None:
+            frame = frame.copy()
+            frame.loc[frame.index[0], "employees"] += 0.5
+        return original_write(frame, path)
 
-    monkeypatch.setattr(pd.DataFrame, "to_csv", tampering_to_csv)
+    monkeypatch.setattr(cli, "write_csv", tampering_write)
     out, rep = tmp_path / "out.csv", tmp_path / "rep.json"
     code = cli.main(["microaggregate", str(data_csv), "--k", "3", "--variables", ",".join(QI), "--output", str(out),
                      "--report", str(rep)])

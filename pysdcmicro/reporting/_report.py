@@ -417,11 +417,12 @@ def _linkage(X: np.ndarray, Xm: np.ndarray, names: list) -> tuple[dict | None, s
         return None, str(exc)
 
 
-def _measures(original: Any, released: Any, variables: list, sd_fraction: float) -> dict:
+def _measures(original: Any, released: Any, variables: list, sd_fraction: float,
+              linkage_skipped: str | None = None) -> dict:
     X, Xm, names = paired_values(original, released, variables)  # extracted once for every measure
     at_risk = _at_risk(X, Xm, sd_fraction)
     il1s_sum = _il1s(X, Xm)
-    link, link_note = _linkage(X, Xm, names)
+    link, link_note = (None, linkage_skipped) if linkage_skipped else _linkage(X, Xm, names)
     risk_extra = {"record_linkage": link}
     if link_note:
         risk_extra["record_linkage_note"] = link_note
@@ -449,7 +450,8 @@ def _measures(original: Any, released: Any, variables: list, sd_fraction: float)
 
 
 def report(result: MicroaggregationResult, original: Any = None, *, released: Any = None,
-           sd_fraction: float = 0.05, checked_on: str | None = None) -> Report:
+           sd_fraction: float = 0.05, checked_on: str | None = None,
+           linkage_skipped: str | None = None) -> Report:
     """The release report of a microaggregation result.
 
     Parameters
@@ -468,6 +470,9 @@ def report(result: MicroaggregationResult, original: Any = None, *, released: An
         data (sdcMicro ``dRisk``'s ``k``).
     checked_on : str, optional
         How to name ``released`` in the report (default "result.data" or "the released data").
+    linkage_skipped : str, optional
+        Leave out the record-linkage risk (the slowest measure: about a minute at 10^6
+        records) and give this reason in its place (the command line does after Ctrl-C).
 
     Returns
     -------
@@ -524,7 +529,7 @@ def report(result: MicroaggregationResult, original: Any = None, *, released: An
                 f"`original` does not match `result`: the result's values lose {il:.6g} % against it, "
                 f"the result says {result.information_loss:.6g} %; pass the data given to microaggregate()."
             )
-        m = _measures(original, released, variables, sd_fraction)
+        m = _measures(original, released, variables, sd_fraction, linkage_skipped)
         if released is not result.data:
             sse, sst = m["sse_sst"]
             il = 100.0 * sse / sst if sst > 0 else math.nan

@@ -1,0 +1,206 @@
+"""Fast CSV writing and reading for the command line's release files.
+
+:func:`write_csv` writes exactly the bytes ``frame.to_csv(path, index=False)`` writes
+(pandas' defaults: ``,`` separator, ``"`` quotes only where needed, ``\\n`` line ends,
+missing cells empty, floats as Python's ``repr``, integers as digits), but 10-20 times
+faster when pyarrow is installed: the cells are formatted column by column in C++ (Arrow's
+shortest round-trip float formatting, re-laid out the way ``repr`` lays it out) and the rows
+joined there, in chunks of rows. Anything it does not handle exactly the way pandas does
+(other dtypes, a carriage return inside a text cell, no pyarrow) is written by pandas.
+
+:func:`read_float_columns` reads chosen columns of such a file back as float64 with
+pyarrow's CSV reader (multi-threaded, correctly rounded) or, without it, pandas' C parser.
+
+The byte-for-byte equality with pandas is what ``tests/test_cli_files.py`` checks, on text
+columns with quotes, commas, newlines, empty cells, leading zeros, ``NA`` spellings and on
+floats over the whole range of float64.
+"""
+
+from __future__ import annotations
+
+import csv
+import io
+from typing import Any
+
+import numpy as np
+import pandas as pd
+
+__all__ = ["write_csv", "read_float_columns", "fast_writer_available"]
+
+_CHUNK_ROWS = 1 << 17
+
+try:  # optional: without it pandas writes (slowly, the same bytes)
+    import pyarrow as _pa
+    import pyarrow.compute as _pc
+except ImportError:  # pragma: no cover - pyarrow is in the test extra
+    _pa = _pc = None
+
+_FLOAT_PROBES = [0.0, -0.0, 1.0, -1.0, 12.5, 100.0, 1e5, 123456.0, 0.1, 1e-4, 0.00012, 9.9e-5, 1e-5, 1.5e-5,
+                 1e-6, 1e-7, 1.5e-7, 9.9e-8, 1e-8, 1.234e-9, 1e-10, 1e-300, 5e-324, 2.2250738585072014e-308,
+                 1e15, 5e15, 9999999999999998.0, 1e16, 1.2345e16, 1e21, 1e22, 1.7976931348623157e308,
+                 123456789.12345678, 12345678901234.566, 999999999999999.9, 0.30000000000000004,
+                 1.0000000000000002, 2.0 ** 53, 2.0 ** 53 + 2, -123.456, -1e-7, -1e16, 11.900608761710494,
+                 float("inf"), float("-inf")]
+
+
+def _arrow_floats_ok() -> bool:
+    """Whether :func:`_float_cells` gives ``repr`` on the probes (guards against another
+    Arrow version formatting differently: then pandas writes)."""
+    try:
+        x = np.array(_FLOAT_PROBES)
+        rng = np.random.default_rng(0)
+        x = np.concatenate([x, rng.normal(size=200) * 10.0 ** rng.uniform(-12, 20, 200)])
+        got = _float_cells(x).to_pylist()
+        return got == [repr(v) for v in x.tolist()]
+    except Exception:  # pragma: no cover - an Arrow without these kernels
+        return False
+
+
+_ARROW_OK: bool | None = None
+
+
+def fast_writer_available() -> bool:
+    """pyarrow is installed and formats floats as ``repr`` does (checked once)."""
+    global _ARROW_OK
+    if _ARROW_OK is None:
+        _ARROW_OK = _pa is not None and _arrow_floats_ok()
+    return _ARROW_OK
+
+
+def _float_cells(x: np.ndarray) -> Any:
+    """float64 values as ``repr`` strings (an Arrow string array); NaN as null."""
+    s = _pc.cast(_pa.array(x, type=_pa.float64()), _pa.string())
+    sci = _pc.match_substring(s, "e").to_numpy(zero_copy_only=False)
+    ax = np.abs(x)
+    with np.errstate(invalid="ignore"):
+        python_sci = (ax < 1e-4) & (x != 0) | (ax >= 1e16)  # repr's rule (inf: "inf" either way)
+    # Arrow writes 1e-7 where repr writes 1e-07: pad one-digit exponents
+    s = _pc.replace_substring_regex(s, r"e([+-])(\d)$", r"e\10\2")
+    # positional without a point: repr adds ".0" (1 -> 1.0, -0 -> -0.0)
+    plain = ~sci & ~python_sci & np.isfinite(x)
+    dot = _pc.match_substring(s, ".").to_numpy(zero_copy_only=False)
+    add = plain & ~dot
+    if add.any():
+        s = _pc.if_else(_pa.array(add), _pc.binary_join_element_wise(s, ".0", ""), s)
+    # where the two choose different layouts (Arrow: 1.2e+13, 0.00005), repr itself
+    other = np.flatnonzero(sci != python_sci)
+    if other.size:
+        mask = np.zeros(x.size, dtype=bool)
+        mask[other] = True
+        s = _pc.replace_with_mask(s, _pa.array(mask), _pa.array([repr(v) for v in x[other].tolist()],
+                                                                  type=_pa.string()))
+    missing = np.isnan(x)
+    if missing.any():
+        s = _pc.if_else(_pa.array(missing), _pa.scalar(None, _pa.string()), s)
+    return s
+
+
+_NEEDS_QUOTES = r'[,"\n]'
+
+
+def _text_cells(values: Any) -> Any:
+    """Text cells quoted as Python's csv module quotes them (QUOTE_MINIMAL); None if a cell
+    holds a carriage return (pandas then writes, whatever this Python's rule for it is)."""
+    arr = _pa.array(values, type=_pa.string(), from_pandas=True)
+    if _pc.any(_pc.match_substring(arr, "\r")).as_py():
+        return None
+    quote = _pc.match_substring_regex(arr, _NEEDS_QUOTES)
+    if _pc.any(quote).as_py():
+        quoted = _pc.binary_join_element_wise('"', _pc.replace_substring(arr, '"', '""'), '"', "")
+        arr = _pc.if_else(quote, quoted, arr)
+    return arr
+
+
+def _column_cells(series: pd.Series) -> Any:
+    """A column's cells as pandas writes them (Arrow strings, missing = null), or None
+    when this dtype is left to pandas."""
+    dtype = series.dtype
+    if dtype == np.float64:
+        return _float_cells(series.to_numpy())
+    if dtype.kind in "iu" and isinstance(dtype, np.dtype):
+        return _pc.cast(_pa.array(series.to_numpy()), _pa.string())
+    if isinstance(dtype, pd.Int64Dtype | pd.Int32Dtype | pd.UInt64Dtype | pd.UInt32Dtype | pd.Int16Dtype |
+                  pd.Int8Dtype | pd.UInt16Dtype | pd.UInt8Dtype):
+        return _pc.cast(_pa.array(series.array, from_pandas=True), _pa.string())
+    if isinstance(dtype, pd.StringDtype) or (dtype == object and pd.api.types.infer_dtype(series, skipna=True)
+                                             in ("string", "empty")):
+        return _text_cells(series.to_numpy(dtype=object, na_value=None))
+    return None
+
+
+def _header(frame: pd.DataFrame) -> str:
+    buf = io.StringIO()
+    csv.writer(buf, lineterminator="\n", quoting=csv.QUOTE_MINIMAL).writerow([str(c) for c in frame.columns])
+    return buf.getvalue()
+
+
+def _plan(frame: pd.DataFrame) -> list | None:
+    """Per column the cell strings, or None if pandas must write the frame."""
+    if not fast_writer_available() or frame.shape[1] == 0 or frame.columns.has_duplicates \
+            or isinstance(frame.columns, pd.MultiIndex):
+        return None
+    cols = []
+    for j in range(frame.shape[1]):
+        cells = _column_cells(frame.iloc[:, j])
+        if cells is None:
+            return None
+        cells = _pc.fill_null(cells, "")
+        if frame.shape[1] == 1:  # csv quotes a record's only field when it is empty
+            cells = _pc.if_else(_pc.equal(cells, ""), _pa.scalar('""'), cells)
+        cols.append(cells)
+    return cols
+
+
+def _write_rows(cols: list, handle: Any) -> None:
+    n = len(cols[0])
+    for start in range(0, n, _CHUNK_ROWS):
+        part = [c.slice(start, _CHUNK_ROWS) for c in cols]
+        rows = _pc.binary_join_element_wise(*part, ",") if len(part) > 1 else part[0]
+        lines = _pc.binary_join_element_wise(rows, "\n", "")
+        if not isinstance(lines, _pa.Array):  # pragma: no cover - a chunked result
+            lines = lines.combine_chunks()
+        offsets = np.frombuffer(lines.buffers()[1], dtype=np.int32)
+        lo, hi = int(offsets[lines.offset]), int(offsets[lines.offset + len(lines)])
+        handle.write(memoryview(lines.buffers()[2])[lo:hi])
+
+
+def write_csv(frame: pd.DataFrame, path: Any = None) -> str | None:
+    """Write ``frame`` as ``frame.to_csv(path, index=False)`` would, byte for byte (UTF-8).
+    With ``path=None`` return the text instead, as pandas does."""
+    cols = _plan(frame)
+    if cols is None:
+        return frame.to_csv(path, index=False)
+    if path is None:
+        buf = io.BytesIO()
+        buf.write(_header(frame).encode("utf-8"))
+        _write_rows(cols, buf)
+        return buf.getvalue().decode("utf-8")
+    with open(path, "wb") as handle:
+        handle.write(_header(frame).encode("utf-8"))
+        _write_rows(cols, handle)
+    return None
+
+
+def read_float_columns(source: Any, columns: list, na_values: list, n_rows: int | None = None) -> pd.DataFrame | None:
+    """Columns of a CSV file (a path or a text buffer) as float64, read by pyarrow's CSV
+    reader; None if it cannot (no pyarrow, a cell that is not a number, a row count other
+    than ``n_rows``): the caller then reads another way."""
+    if _pa is None or not all(isinstance(c, str) for c in columns):
+        return None
+    import pyarrow.csv as pacsv
+
+    if isinstance(source, io.StringIO):
+        source = _pa.BufferReader(source.getvalue().encode("utf-8"))
+    try:
+        table = pacsv.read_csv(
+            source,
+            read_options=pacsv.ReadOptions(use_threads=True),
+            parse_options=pacsv.ParseOptions(newlines_in_values=True),
+            convert_options=pacsv.ConvertOptions(column_types={c: _pa.float64() for c in columns},
+                                                 include_columns=list(columns), null_values=list(na_values),
+                                                 strings_can_be_null=False, quoted_strings_can_be_null=True))
+    except (_pa.ArrowInvalid, _pa.ArrowKeyError, _pa.ArrowTypeError, KeyError, ValueError):
+        return None
+    if n_rows is not None and table.num_rows != n_rows:
+        return None
+    return pd.DataFrame({c: table.column(c).to_numpy().astype(np.float64, copy=False) for c in columns})

@@ -1,0 +1,78 @@
+"""Ctrl-C at start-up and during a run of the ``pysdcmicro`` command (issue 19).
+
+Start-up: the console script enters through ``_pysdcmicro_start`` (a top-level module
+that imports nothing heavy), so SIGINT while numpy/pandas/the package import gives one line
+and exit status 130, never a traceback.
+"""
+
+from __future__ import annotations
+
+import os
+import shutil
+import signal
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+import numpy as np
+import pandas as pd
+import pytest
+
+
+def _entry_command() -> list[str]:
+    """The installed console script, or the same entry run by this interpreter."""
+    exe = Path(sys.executable).with_name("pysdcmicro")
+    if exe.exists() and "_pysdcmicro_start" in exe.read_text(errors="replace"):
+        return [str(exe)]
+    return [sys.executable, "-c", "import sys, _pysdcmicro_start; sys.exit(_pysdcmicro_start.main())"]
+
+
+def _interrupt(cmd: list[str], delay: float, timeout: float = 60.0) -> tuple[int, str, float]:
+    proc = subprocess.Popen(cmd, stdout=subprocess.PIPE, stderr=subprocess.PIPE, start_new_session=True)
+    time.sleep(delay)
+    sent = time.monotonic()
+    if proc.poll() is None:
+        os.killpg(proc.pid, signal.SIGINT)  # as a terminal does: the whole process group
+    try:
+        _, err = proc.communicate(timeout=timeout)
+    except subprocess.TimeoutExpired:  # pragma: no cover - a hang is a failure
+        os.killpg(proc.pid, signal.SIGKILL)
+        _, err = proc.communicate()
+        pytest.fail(f"no exit within {timeout} s of SIGINT")
+    return proc.returncode, err.decode(errors="replace"), time.monotonic() - sent
+
+
+def test_entry_module_imports_nothing_heavy():
+    code = ("import sys, _pysdcmicro_start; heavy = [m for m in ('numpy', 'pandas', 'pysdcmicro') "
+            "if m in sys.modules]; print(heavy)")
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True).stdout
+    assert out.strip() == "[]"
+
+
+def test_entry_runs_the_command():
+    proc = subprocess.run([*_entry_command(), "--version"], capture_output=True, text=True, timeout=120)
+    assert proc.returncode == 0 and proc.stdout.startswith("pysdcmicro ")
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("delay", [0.05, 0.2, 0.5, 1.0, 1.5])
+def test_ctrl_c_at_start_up_is_one_line_not_a_traceback(tmp_path, delay):
+    data = tmp_path / "in.csv"
+    rng = np.random.default_rng(0)
+    pd.DataFrame({"x": rng.normal(size=300), "y": rng.normal(size=300)}).to_csv(data, index=False)
+    out = tmp_path / "out.csv"
+    code, err, _ = _interrupt([*_entry_command(), "microaggregate", str(data), "--k", "3", "--method", "mdav",
+                               "-q", "-o", str(out)], delay)
+    if "init_import_site" in err:  # pragma: no cover - a loaded machine: still in Python's own start-up
+        pytest.skip("SIGINT arrived while the interpreter imported `site`, before any code of ours ran")
+    assert "Traceback" not in err, err
+    # interrupted (130, one line, nothing written), or already finished (0, output written), or
+    # killed by the signal before Python set up its handler (-2: no output at all)
+    assert code in (0, 130, -signal.SIGINT), (code, err)
+    if code == 130:
+        assert err.strip().splitlines()[-1].startswith("pysdcmicro: interrupted"), err
+        assert not out.exists()
+    if code == 0:
+        assert out.exists()
+    assert sorted(p.name for p in tmp_path.iterdir() if p.name.startswith(".pysdcmicro-")) == []
