@@ -104,12 +104,11 @@ def mdav_labels(Z: np.ndarray, k: int, *, order: list | None = None, stop=None) 
 
 
 def _compiled_labels(nb, Z, k, stop=None):
-    X = np.array(Z, dtype=np.float64, order="C", copy=True)
-    norms = np.einsum("ij,ij->i", X, X)
-    labels = np.empty(X.shape[0], dtype=np.int64)
+    args = nb.prepare(Z)
+    labels = np.empty(Z.shape[0], dtype=np.int64)
     flag = np.zeros(1, dtype=np.int64)
     if stop is None:
-        nb.mdav_rounds(X, norms, k, labels, flag)
+        nb.mdav_rounds(*args, k, labels, flag)
         return labels
     import threading
 
@@ -124,7 +123,7 @@ def _compiled_labels(nb, Z, k, stop=None):
     w = threading.Thread(target=watch, daemon=True)
     w.start()
     try:
-        nb.mdav_rounds(X, norms, k, labels, flag)  # nogil: the watcher runs alongside
+        nb.mdav_rounds(*args, k, labels, flag)  # nogil: the watcher runs alongside
     finally:
         done.set()
     return labels
@@ -205,15 +204,15 @@ def _compiled_solve(nb, Z: np.ndarray, k: int, ctx: Context) -> Solution:
     records not yet grouped are split quickly (status "limit")."""
     import threading
 
-    X = np.array(Z, dtype=np.float64, order="C", copy=True)
-    norms = np.einsum("ij,ij->i", X, X)
+    args = nb.prepare(Z)
+    X = args[0]
     labels = np.empty(X.shape[0], dtype=np.int64)
     flag = np.zeros(1, dtype=np.int64)
     errors: list = []
 
     def work():
         try:
-            nb.mdav_rounds(X, norms, k, labels, flag)
+            nb.mdav_rounds(*args, k, labels, flag)
         except BaseException as exc:  # pragma: no cover  (a kernel bug)
             errors.append(exc)
 
