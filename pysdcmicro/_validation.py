@@ -187,6 +187,19 @@ def _check_exact_integers(values: Any, label: Any, index: pd.Index | None) -> No
         )
 
 
+def _check_integer_series(s: pd.Series, label: Any, index: pd.Index) -> None:
+    """:func:`_check_exact_integers` on an integer column (numpy, nullable or Arrow dtype);
+    missing cells read as 0 so positions (and the row named) stay those of the frame."""
+    if not pd.api.types.is_integer_dtype(s.dtype):
+        return
+    if isinstance(s.dtype, np.dtype):  # numpy integers: never missing, no copy
+        _check_exact_integers(s.to_numpy(), label, index)
+    elif getattr(s.dtype, "numpy_dtype", None) is not None:
+        _check_exact_integers(s.to_numpy(dtype=s.dtype.numpy_dtype, na_value=0), label, index)
+    else:  # pragma: no cover  (an integer extension dtype without numpy_dtype)
+        _check_exact_integers(s.dropna().to_numpy(), label, index if not s.hasnans else None)
+
+
 def check_integer_text(text: pd.Series, values: np.ndarray, label: Any) -> None:
     """Refuse a column read from text whose integer literals float64 rounds (beyond 2**53):
     ``1152921504606846977`` and ``1152921504606846976`` would read as one value, so distinct
@@ -310,8 +323,7 @@ def _dataset_from_frame(frame: pd.DataFrame, variables: Any, strata: Any, allow_
                 "`frame` has no numeric column to microaggregate; pass `variables` or convert columns to numbers."
             )
         for c in numeric:  # integers beyond 2**53 are refused whatever the selection
-            if pd.api.types.is_integer_dtype(frame[c].dtype):
-                _check_exact_integers(frame[c].dropna().to_numpy(), c, frame.index if not frame[c].hasnans else None)
+            _check_integer_series(frame[c], c, frame.index)
         chosen = default_variables(frame, numeric, stacklevel=5)
     else:
         chosen = _resolve_columns(variables, columns, "variables")
@@ -331,8 +343,7 @@ def _dataset_from_frame(frame: pd.DataFrame, variables: Any, strata: Any, allow_
             raise InvalidTypeError(
                 f"column {_col_name(label)} must be numeric to be microaggregated; got dtype {s.dtype}{shown}."
             )
-        if pd.api.types.is_integer_dtype(s.dtype):
-            _check_exact_integers(s.dropna().to_numpy(), label, frame.index if not s.hasnans else None)
+        _check_integer_series(s, label, frame.index)
         X[:, j] = s.to_numpy(dtype=np.float64, na_value=np.nan)
         _check_finite(X[:, j], label, frame.index, allow_missing)
     all_columns = list(frame.columns)

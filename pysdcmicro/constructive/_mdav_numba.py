@@ -46,11 +46,22 @@ from __future__ import annotations
 import numpy as np
 from numba import njit
 
-__all__ = ["mdav_rounds", "prepare"]
+__all__ = ["mdav_rounds", "prepare", "warm"]
 
 _B = 256        # records per screening block
 _TOP = 1024     # records kept in the pivot list
 _REPIVOT = 96   # evaluations in one round that make the next round re-pivot
+
+
+def warm() -> bool:
+    """True when calling :func:`mdav_rounds` costs no compilation: compiled in this process
+    already, or a current on-disk cache (numba's index for this source file) exists."""
+    if mdav_rounds.signatures:
+        return True
+    try:
+        return bool(mdav_rounds._cache._cache_file._load_index())
+    except Exception:  # pragma: no cover  (numba internals moved: treat as cold)
+        return False
 
 
 def prepare(X: np.ndarray):
