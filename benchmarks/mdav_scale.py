@@ -63,7 +63,7 @@ def one_size(method: str, n: int, d: int = 10, k: int = 5) -> dict:
     import pysdcmicro
 
     X = np.random.default_rng(0).normal(size=(n, d))
-    pysdcmicro.microaggregate(X[:2000], k, method=method, blocks=None)  # compile / load the kernels
+    pysdcmicro.microaggregate(X[:12000], k, method=method, blocks=None)  # compile / load the kernels
     base = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss
     c0 = time.process_time()
     t0 = time.perf_counter()
