@@ -33,7 +33,8 @@ MDAV: O(n^2 d / k) in all) plus the extension, which needs the distance of candi
 records to every member: O(n^2 d) in the worst case (scattered data in many dimensions),
 much less where the triangle inequality rules most records out. Memory O(n d): no n x n
 matrix (products are taken in blocks of at most about 2**22 numbers). Distances are
-computed fast as ``|x|^2 - 2 x.y + |y|^2`` (BLAS) and every decision is re-made with exact
+computed fast as ``|x|^2 - 2 x.y + |y|^2`` (BLAS; with numba, the float32 screening passes
+of :mod:`._mdav_numba`, see :func:`_screened_labels`) and every decision is re-made with exact
 direct differences on the records within twice the rounding-error bound of the best, so
 the result equals an exhaustive exact computation (exact duplicates are at distance
 exactly 0; ties are broken as documented above).
