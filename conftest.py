@@ -5,4 +5,5 @@ import importlib.util
 
 collect_ignore = []
 if importlib.util.find_spec("numba") is None:  # the optional `fast` extra
-    collect_ignore += ["pysdcmicro/constructive/_mdav_numba.py", "pysdcmicro/univariate/_hm_numba.py"]
+    collect_ignore += ["pysdcmicro/constructive/_mdav_numba.py", "pysdcmicro/univariate/_hm_numba.py",
+                       "tests/_mdav_reference_numba.py"]

@@ -834,6 +834,11 @@ def _build_output(ds, released: np.ndarray, constant: np.ndarray, decimals: int 
     if ds.is_frame:
         src = ds.source
         replaced = {int(pos): j for j, pos in enumerate(ds.positions) if not constant[j]}
+        if decimals is None and len(replaced) == src.shape[1]:  # every column released: one block
+            out = pd.DataFrame(released[:, [replaced[pos] for pos in range(src.shape[1])]], index=src.index,
+                               columns=src.columns, copy=True)
+            out.attrs = dict(src.attrs)
+            return out
         parts = []
         for pos in range(src.shape[1]):
             if pos in replaced:

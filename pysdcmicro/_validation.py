@@ -134,8 +134,12 @@ class Dataset:
 
 
 def _is_numeric_series(s: pd.Series) -> bool:
-    return pd.api.types.is_numeric_dtype(s.dtype) and not pd.api.types.is_bool_dtype(s.dtype) \
-        and not pd.api.types.is_complex_dtype(s.dtype)
+    return _is_numeric_dtype(s.dtype)
+
+
+def _is_numeric_dtype(dtype) -> bool:
+    return pd.api.types.is_numeric_dtype(dtype) and not pd.api.types.is_bool_dtype(dtype) \
+        and not pd.api.types.is_complex_dtype(dtype)
 
 
 def _col_name(label: Any) -> str:
@@ -185,6 +189,19 @@ def _check_exact_integers(values: Any, label: Any, index: pd.Index | None) -> No
             f"2**53 = {_EXACT_INT} in magnitude; float64 arithmetic would round it (distinct values could "
             "collapse): subtract an offset, rescale, or pass it as float if rounding is acceptable."
         )
+
+
+def _check_integer_series(s: pd.Series, label: Any, index: pd.Index) -> None:
+    """:func:`_check_exact_integers` on an integer column (numpy, nullable or Arrow dtype);
+    missing cells read as 0 so positions (and the row named) stay those of the frame."""
+    if not pd.api.types.is_integer_dtype(s.dtype):
+        return
+    if isinstance(s.dtype, np.dtype):  # numpy integers: never missing, no copy
+        _check_exact_integers(s.to_numpy(), label, index)
+    elif getattr(s.dtype, "numpy_dtype", None) is not None:
+        _check_exact_integers(s.to_numpy(dtype=s.dtype.numpy_dtype, na_value=0), label, index)
+    else:  # pragma: no cover  (an integer extension dtype without numpy_dtype)
+        _check_exact_integers(s.dropna().to_numpy(), label, index if not s.hasnans else None)
 
 
 def check_integer_text(text: pd.Series, values: np.ndarray, label: Any) -> None:
@@ -310,8 +327,7 @@ def _dataset_from_frame(frame: pd.DataFrame, variables: Any, strata: Any, allow_
                 "`frame` has no numeric column to microaggregate; pass `variables` or convert columns to numbers."
             )
         for c in numeric:  # integers beyond 2**53 are refused whatever the selection
-            if pd.api.types.is_integer_dtype(frame[c].dtype):
-                _check_exact_integers(frame[c].dropna().to_numpy(), c, frame.index if not frame[c].hasnans else None)
+            _check_integer_series(frame[c], c, frame.index)
         chosen = default_variables(frame, numeric, stacklevel=5)
     else:
         chosen = _resolve_columns(variables, columns, "variables")
@@ -322,19 +338,30 @@ def _dataset_from_frame(frame: pd.DataFrame, variables: Any, strata: Any, allow_
             raise InvalidInputError(
                 f"column {_col_name(both[0])} is both in `variables` and in `strata`; a column can be only one of them."
             )
-    X = np.empty((n, len(chosen)), dtype=np.float64)
-    for j, label in enumerate(chosen):
-        s = frame[label]
-        if not _is_numeric_series(s):
+    dtypes = frame.dtypes
+    for label in chosen:
+        if not _is_numeric_dtype(dtypes[label]):
+            s = frame[label]
             example = next((v for v in s if not isinstance(v, numbers.Real) or isinstance(v, bool)), None)
             shown = f" (e.g. value {_fmt(example)})" if example is not None else ""
             raise InvalidTypeError(
                 f"column {_col_name(label)} must be numeric to be microaggregated; got dtype {s.dtype}{shown}."
             )
-        if pd.api.types.is_integer_dtype(s.dtype):
-            _check_exact_integers(s.dropna().to_numpy(), label, frame.index if not s.hasnans else None)
-        X[:, j] = s.to_numpy(dtype=np.float64, na_value=np.nan)
-        _check_finite(X[:, j], label, frame.index, allow_missing)
+    # One conversion of all chosen columns (per-column Series cost as much as the method on
+    # CASC-sized data). Integers: only a column with a value of magnitude >= 2**53 after
+    # conversion can hold one beyond 2**53 (conversion is monotone), so only such a column
+    # gets the exact integer check.
+    sub = frame if chosen == list(frame.columns) else frame[chosen]
+    X = np.ascontiguousarray(sub.to_numpy(dtype=np.float64, na_value=np.nan))
+    ints = [j for j, label in enumerate(chosen) if pd.api.types.is_integer_dtype(dtypes[label])]
+    if ints:
+        wide = ~(np.abs(X[:, ints]) < _EXACT_INT).all(axis=0)  # (a missing cell also sends it to the check)
+        for j in np.asarray(ints)[wide]:
+            _check_integer_series(frame[chosen[j]], chosen[j], frame.index)
+    bad = np.isinf(X) if allow_missing else ~np.isfinite(X)
+    if bad.any():
+        j = int(np.flatnonzero(bad.any(axis=0))[0])
+        _check_finite(X[:, j], chosen[j], frame.index, allow_missing)
     all_columns = list(frame.columns)
     positions = np.asarray([all_columns.index(c) for c in chosen], dtype=np.intp)
     ds = Dataset(source=frame, is_frame=True, variables=chosen, positions=positions, X=X)

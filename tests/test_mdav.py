@@ -126,3 +126,79 @@ def test_compiled_mdav_honours_an_expired_deadline_with_a_valid_partition():
     sol = _mdav_mod._compiled_solve(_mdav_mod._kernels(), Z, 5, Context(0, 1e-9))
     assert sol.status == "limit" and "records left" in sol.message
     assert_k_partition(sol.labels, 60_000, 5)
+
+
+# --------------------------------------------------------------------------- float32 screening (issue 20)
+def _kinds(rng, n, d, kind):
+    Z = rng.normal(size=(n, d))
+    if kind == "duplicates":
+        return Z[rng.integers(0, max(n // 4, 1), size=n)]
+    if kind == "grid":  # many exactly equal distances
+        return np.round(Z * 2) / 2
+    if kind == "one-value":  # every record identical
+        return np.zeros((n, d)) + 0.3
+    if kind == "two-scales":  # a tight cluster far from a spread one: rounding at two magnitudes
+        return np.vstack([Z[: n // 2] * 1e-6 + 50.0, Z[n // 2:]])
+    return Z
+
+
+@_needs_numba
+@pytest.mark.parametrize("kind", ["gaussian", "duplicates", "grid", "one-value", "two-scales"])
+def test_screened_rounds_equal_numpy_rounds_ties_and_scales(kind):
+    """The float32 screening confirms every candidate in float64, so ties and near-ties
+    resolve as in the numpy rounds; exact power-of-two rescaling (the screening scales the
+    data itself) changes nothing."""
+    nb = _mdav_mod._kernels()
+    rng = np.random.default_rng(["gaussian", "duplicates", "grid", "one-value", "two-scales"].index(kind))
+    for n, d, k in [(40, 2, 3), (301, 5, 4), (1200, 10, 5), (257, 1, 2)]:
+        Z = _kinds(rng, n, d, kind)
+        got = _mdav_mod._compiled_labels(nb, Z, k)
+        # Two scales: inside the tight cluster the values are rounding noise of
+        # |x|^2 - 2 x.y + |y|^2, rounded differently by BLAS (numpy rounds) and by the
+        # column-order sum (compiled rounds): only the scale invariance is checked there.
+        want = got if kind == "two-scales" else _mdav_mod._dense_labels(Z, k)
+        assert np.array_equal(got, want)
+        for e in (200, -200):
+            assert np.array_equal(_mdav_mod._compiled_labels(nb, np.ldexp(Z, e), k), want)
+
+
+@_needs_numba
+@pytest.mark.slow
+def test_screened_rounds_equal_the_rounds_before_screening():
+    """Group for group equal to the compiled rounds as they were before the screening (kept
+    verbatim in tests/_mdav_reference_numba.py), which use the same double-precision
+    values; 40 random sets with duplicates, grids, one value and clusters (n up to 3000, d up
+    to 11)."""
+    from . import _mdav_reference_numba as ref
+
+    nb = _mdav_mod._kernels()
+    for seed in range(40):
+        rng = np.random.default_rng(seed)
+        n, d, k = int(rng.integers(12, 3000)), int(rng.integers(1, 12)), int(rng.integers(2, 11))
+        Z = _kinds(rng, n, d, ["gaussian", "duplicates", "grid", "one-value"][seed % 4])
+        if seed % 5 == 4:
+            Z = rng.normal(size=(5, d))[rng.integers(0, 5, size=n)] * 10 + Z * 0.1
+        X = np.array(Z, dtype=np.float64, order="C")
+        old = np.empty(n, dtype=np.int64)
+        ref.mdav_rounds(X, np.einsum("ij,ij->i", X, X), k, old, np.zeros(1, dtype=np.int64))
+        assert np.array_equal(_mdav_mod._compiled_labels(nb, Z, k), old), seed
+
+
+@_needs_numba
+def test_small_inputs_take_the_compiled_rounds_only_once_compiled(monkeypatch):
+    nb = _mdav_mod._kernels()
+    Z = np.zeros((50, 2))
+    monkeypatch.setattr(nb, "warm", lambda: False)
+    assert _mdav_mod._compiled_for(Z) is None
+    assert _mdav_mod._compiled_for(np.zeros((_mdav_mod._COMPILED_MIN_WORK, 1))) is nb
+    monkeypatch.setattr(nb, "warm", lambda: True)
+    assert _mdav_mod._compiled_for(Z) is nb
+
+
+def test_numpy_fallback_without_numba(monkeypatch):
+    """PYSDCMICRO_NO_NUMBA (or numba absent): the numpy rounds, same groups."""
+    Z = np.random.default_rng(3).normal(size=(400, 3))
+    want = mdav_labels(Z, 3)
+    monkeypatch.setattr(_mdav_mod, "_NB", False)
+    assert _mdav_mod._kernels() is None
+    assert np.array_equal(mdav_labels(Z, 3), want)

@@ -362,3 +362,50 @@ def test_settings_record_gamma():
     X = np.random.default_rng(0).normal(size=(12, 2))
     assert vmdav(X, 3).settings["options"] == {"gamma": 0.5}
     assert vmdav(X, 3, gamma=1.1).settings["options"] == {"gamma": 1.1}
+
+
+# ---------------------------------------------------------------------------------------- float32 screening (issue 20)
+from pysdcmicro.constructive import _mdav as _mdav_mod  # noqa: E402
+from pysdcmicro.constructive import _vmdav as _vmdav_mod  # noqa: E402
+
+_needs_numba = pytest.mark.skipif(_mdav_mod._kernels() is None, reason="numba not installed")
+
+
+@_needs_numba
+@pytest.mark.parametrize("kind", KINDS)
+def test_screened_path_equals_literal_implementation(kind):
+    nb = _mdav_mod._kernels()
+    rng = np.random.default_rng(KINDS.index(kind) + 40)
+    for gamma in GAMMAS:
+        for _ in range(3):
+            n, d, k = int(rng.integers(6, 60)), int(rng.integers(1, 5)), int(rng.integers(2, 6))
+            Z = np.ascontiguousarray(_random_data(rng, n, d, kind))
+            k = min(k, len(Z))
+            labels, _ = _vmdav_mod._screened_labels(nb, Z, k, gamma, None)
+            np.testing.assert_array_equal(labels, _naive_vmdav(Z, k, gamma))
+
+
+@_needs_numba
+@pytest.mark.parametrize("kind", KINDS)
+def test_screened_path_equals_numpy_path_on_larger_sets(kind):
+    """Labels and info equal to the numpy rounds (n up to 1500, d up to 10, duplicates)."""
+    nb = _mdav_mod._kernels()
+    rng = np.random.default_rng(KINDS.index(kind) + 50)
+    for gamma in (0.0, 0.5, 1.1, 3.0):
+        n, d, k = int(rng.integers(200, 1500)), int(rng.integers(1, 11)), int(rng.integers(2, 8))
+        Z = np.ascontiguousarray(_random_data(rng, n, d, kind))
+        if gamma == 3.0:
+            Z = Z[rng.integers(0, len(Z) // 3, size=len(Z))]  # duplicates
+        a = _vmdav_mod._screened_labels(nb, Z, k, gamma, None)
+        b = _vmdav_mod._numpy_labels(Z, k, gamma, None)
+        np.testing.assert_array_equal(a[0], b[0])
+        assert a[1] == b[1]
+
+
+@_needs_numba
+def test_screened_path_stops_extending_at_the_deadline():
+    nb = _mdav_mod._kernels()
+    Z = np.ascontiguousarray(zscore(np.random.default_rng(2).normal(size=(50, 3))))
+    labels, info = _vmdav_mod._screened_labels(nb, Z, 3, 1.1, Context(time_limit=0.0))
+    assert info["stopped_extending"] == 0
+    np.testing.assert_array_equal(labels, vmdav_labels(Z, 3, gamma=0.0)[0])

@@ -50,11 +50,14 @@ def _nearest(dist: np.ndarray, k: int) -> np.ndarray:
     return np.concatenate([below, ties[ties.size - (k - below.size):]])
 
 
-#: Records x columns from which the compiled rounds (numba, when installed) are used: where
-#: they pay even counting the one-time compile (measured: about 2 minutes under load
-#: 8; cached on disk afterwards, 0.3 s), and where the default blocks of the large-data path
-#: (10 000 x 10) start.
+#: Records x columns from which the compiled rounds (numba, when installed) are used even
+#: when they still have to be compiled (a one-time cost of about half a minute, cached on disk
+#: afterwards): where they pay even counting that. Below it they are used once compiled (in
+#: this process or in numba's on-disk cache): 1-2 ms on Tarragona/Census against 30-90 ms.
 _COMPILED_MIN_WORK = 100_000
+#: Below this many records x columns the compiled rounds run in the calling thread (tens of
+#: milliseconds at most, e.g. EIA's 4092 x 11: about 20-40 ms), not in a stoppable helper.
+_INLINE_MAX_WORK = 100_000
 _NB = None
 
 
@@ -71,6 +74,14 @@ def _kernels():
             except Exception:  # numba missing or unusable: the numpy rounds serve
                 pass
     return _NB or None
+
+
+def _compiled_for(Z: np.ndarray):
+    """The compiled kernels when they should run on ``Z``, else None (see _COMPILED_MIN_WORK)."""
+    nb = _kernels()
+    if nb is None or Z.shape[0] == 0 or Z.shape[1] == 0:
+        return None
+    return nb if Z.size >= _COMPILED_MIN_WORK or nb.warm() else None
 
 
 def mdav_labels(Z: np.ndarray, k: int, *, order: list | None = None, stop=None) -> np.ndarray:
@@ -97,19 +108,18 @@ def mdav_labels(Z: np.ndarray, k: int, *, order: list | None = None, stop=None) 
     -------
     labels : ndarray of int64, groups numbered in order of creation.
     """
-    nb = _kernels() if order is None and Z.size >= _COMPILED_MIN_WORK else None
+    nb = _compiled_for(Z) if order is None else None
     if nb is not None:
         return _compiled_labels(nb, Z, k, stop)
     return _dense_labels(Z, k, order=order)
 
 
 def _compiled_labels(nb, Z, k, stop=None):
-    X = np.array(Z, dtype=np.float64, order="C", copy=True)
-    norms = np.einsum("ij,ij->i", X, X)
-    labels = np.empty(X.shape[0], dtype=np.int64)
+    args = nb.prepare(Z)
+    labels = np.empty(Z.shape[0], dtype=np.int64)
     flag = np.zeros(1, dtype=np.int64)
     if stop is None:
-        nb.mdav_rounds(X, norms, k, labels, flag)
+        nb.mdav_rounds(*args, k, labels, flag)
         return labels
     import threading
 
@@ -124,7 +134,7 @@ def _compiled_labels(nb, Z, k, stop=None):
     w = threading.Thread(target=watch, daemon=True)
     w.start()
     try:
-        nb.mdav_rounds(X, norms, k, labels, flag)  # nogil: the watcher runs alongside
+        nb.mdav_rounds(*args, k, labels, flag)  # nogil: the watcher runs alongside
     finally:
         done.set()
     return labels
@@ -205,15 +215,18 @@ def _compiled_solve(nb, Z: np.ndarray, k: int, ctx: Context) -> Solution:
     records not yet grouped are split quickly (status "limit")."""
     import threading
 
-    X = np.array(Z, dtype=np.float64, order="C", copy=True)
-    norms = np.einsum("ij,ij->i", X, X)
+    args = nb.prepare(Z)
+    X = args[0]
     labels = np.empty(X.shape[0], dtype=np.int64)
     flag = np.zeros(1, dtype=np.int64)
+    if Z.size < _INLINE_MAX_WORK:  # milliseconds: no helper thread (its start costs as much)
+        nb.mdav_rounds(*args, k, labels, flag)
+        return Solution(labels=labels, status="done")
     errors: list = []
 
     def work():
         try:
-            nb.mdav_rounds(X, norms, k, labels, flag)
+            nb.mdav_rounds(*args, k, labels, flag)
         except BaseException as exc:  # pragma: no cover  (a kernel bug)
             errors.append(exc)
 
@@ -243,7 +256,7 @@ def _compiled_solve(nb, Z: np.ndarray, k: int, ctx: Context) -> Solution:
 
 @register_method("mdav", summary="MDAV, fixed group size k, exactly as sdcMicro and mu-ARGUS run it")
 def _mdav_solver(Z: np.ndarray, k: int, ctx: Context) -> Solution:
-    nb = _kernels() if Z.size >= _COMPILED_MIN_WORK else None
+    nb = _compiled_for(Z)
     if nb is not None:
         return _compiled_solve(nb, Z, k, ctx)
     labels = mdav_labels(Z, k)

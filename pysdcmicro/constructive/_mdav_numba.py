@@ -1,16 +1,44 @@
 """Compiled MDAV rounds (numba; imported only when numba is installed).
 
-The rounds of :func:`._mdav._dense_labels` fused into passes over the remaining records:
-one pass for the record farthest from r together with r's k nearest, one for s's k
-nearest; no temporaries, no partial sorts. The record farthest from the centroid usually
-needs no pass: the records are kept sorted by distance to a pivot ``c0`` (an earlier
-centroid) and, by the triangle inequality ``|x - c| <= |x - c0| + |c - c0|``, only the few
-near the top of that list can win (with a margin far above the rounding of the distances,
-so exact ties are never cut off); a full pass and a new pivot when the list does not decide
-or gets loose. Distances are ``|x|^2 - 2 x.y + |y|^2`` with the dot product accumulated coordinate
-by coordinate, so a record's value never depends on its position (a BLAS gemv's rounding
-does). Ties as in the dense code: the farthest record with the lowest index; among nearest
-records at equal distance the highest indices first.
+The same groups as the numpy rounds of :func:`._mdav._dense_labels`: every choice (r, the
+record farthest from the centroid; s, the record farthest from r; the k nearest to r and
+to s) is the exact arg-max / arg-min of one fixed double-precision value per record,
+
+    v(i) = |x_i|^2 - 2 (x_i . y) + a      (a = |y|^2, or 0 for the centroid)
+
+with the dot product accumulated coordinate by coordinate in column order (so a record's
+value never depends on its position; a BLAS gemv's rounding does), and the documented ties
+(farthest: lowest index; nearest at equal value: highest index first).
+
+How it is fast:
+
+* **Single-precision screening, exact confirmation.** Each pass over the remaining records
+  computes v in float32 (8 records per AVX2 instruction, half the memory traffic), keeping
+  the least and largest value of every block of 256 records. A bound E on
+  ``|v32 - exact|`` (below, about 80 units of float32 rounding of the largest squared norm)
+  means the double-precision winner has ``v32`` within 2E of the single-precision best, so
+  only those few records (and only in blocks whose min / max lets them in) are recomputed
+  exactly in float64 and compared with the tie rules. Exact duplicates and equal distances
+  are all recomputed, so ties resolve as in the double-precision rounds.
+* **One pass per group.** The pass over r gives s and r's k nearest; a second gives s's.
+* **r without a pass.** The records are kept sorted by distance to a pivot ``c0`` (an
+  earlier centroid) and, by the triangle inequality ``|x - c| <= |x - c0| + |c - c0|``, only
+  the few near the top of that list can win (margin far above rounding); a full pass and a
+  new pivot when the list does not decide or gets loose.
+* **Removal by swapping** the last remaining record into the freed slot: the passes run over
+  exactly the remaining records, with no masks (tie rules read record indices, not slots).
+
+The running column total (whose quotient is the centroid) is updated exactly as in the
+numpy rounds: group sums in the order (value, index) subtracted, and the total recomputed in
+record order at the same moments (when a quarter of the records since the last recount are
+gone), so the centroids, hence r, are the same numbers.
+
+Scaling: the float32 copy is the data times a power of two that brings the largest squared
+norm to <= 1 (no overflow, exact scaling); E is in those units. Error analysis (u = 2^-24,
+|x|, |y| <= 1): representing x, y and the norms in float32 and the d-term dot product in any
+order (FMA allowed) cost at most ``u(|x|^2 + |y|^2) + 2 (d + 4) u |x| |y|``, the last two
+operations ``2 u (|x| + |y|)^2``: below ``(2 d + 18) u``; E is taken as ``(4 d + 40) u`` plus
+the float64 value's own rounding.
 """
 
 from __future__ import annotations
@@ -18,95 +46,223 @@ from __future__ import annotations
 import numpy as np
 from numba import njit
 
-__all__ = ["mdav_rounds"]
+__all__ = ["mdav_rounds", "prepare", "warm"]
 
-
-@njit(cache=True, nogil=True)
-def _insert(bv, bi, cnt, k, v, i):
-    """Keep the k smallest (value, -index) pairs, sorted by value ascending then index
-    descending; (v, i) arrives with an index above every one held."""
-    if cnt == k:
-        if v > bv[k - 1]:
-            return cnt
-        pos = k - 1
-    else:
-        pos = cnt
-        cnt += 1
-    while pos > 0 and bv[pos - 1] >= v:  # equal values: the newcomer (higher index) first
-        bv[pos] = bv[pos - 1]
-        bi[pos] = bi[pos - 1]
-        pos -= 1
-    bv[pos] = v
-    bi[pos] = i
-    return cnt
-
-
-@njit(cache=True, nogil=True)
-def _group_sum(X, members, cnt, out):
-    d = X.shape[1]
-    for t in range(d):
-        out[t] = 0.0
-    for q in range(cnt):
-        i = members[q]
-        for t in range(d):
-            out[t] += X[i, t]
-
-
-_BLOCK = 2048
-
-
-@njit(cache=True, nogil=True)
-def _values(XT, normsc, na, vec, add, vals, acc):
-    """vals[i] = normsc[i] - 2 * (x_i . vec) + add for the first na (compacted) records,
-    the dot accumulated coordinate by coordinate (SIMD across records, the same rounding
-    per record as a scalar loop)."""
-    d = XT.shape[0]
-    for b0 in range(0, na, _BLOCK):
-        b1 = min(b0 + _BLOCK, na)
-        v0 = vec[0]
-        for i in range(b0, b1):
-            acc[i - b0] = XT[0, i] * v0
-        for t in range(1, d):
-            vt = vec[t]
-            for i in range(b0, b1):
-                acc[i - b0] += XT[t, i] * vt
-        for i in range(b0, b1):
-            vals[i] = normsc[i] - 2.0 * acc[i - b0] + add
-
-
+_B = 256        # records per screening block
 _TOP = 1024     # records kept in the pivot list
 _REPIVOT = 96   # evaluations in one round that make the next round re-pivot
 
 
+def warm() -> bool:
+    """True when calling :func:`mdav_rounds` costs no compilation: compiled in this process
+    already, or a current on-disk cache (numba's index for this source file) exists."""
+    if mdav_rounds.signatures:
+        return True
+    try:
+        return bool(mdav_rounds._cache._cache_file._load_index())
+    except Exception:  # pragma: no cover  (numba internals moved: treat as cold)
+        return False
+
+
+def prepare(X: np.ndarray):
+    """The arrays :func:`mdav_rounds` needs: ``(X, norms, XT32, n32, scale2, E)`` where X is
+    a C-contiguous float64 copy, ``norms`` its squared row norms (numpy's einsum: the numpy
+    rounds' numbers), ``XT32`` the scaled float32 transpose, ``n32`` the scaled float32 norms,
+    ``scale2`` the (power-of-two) factor of squared quantities, ``E`` the screening bound."""
+    X = np.array(X, dtype=np.float64, order="C", copy=True)
+    norms = np.einsum("ij,ij->i", X, X)
+    big = float(norms.max()) if norms.size else 0.0
+    e = 0 if not big > 0 else int(np.ceil(np.log2(big) / 2.0))
+    scale = float(np.ldexp(1.0, -e))
+    scale2 = scale * scale
+    XT32 = np.ascontiguousarray((X * scale).T, dtype=np.float32)
+    n32 = (norms * scale2).astype(np.float32)
+    d = X.shape[1]
+    E = (4 * d + 40) * 2.0 ** -24 + (4 * d + 40) * 2.0 ** -50 + 1e-30
+    return X, norms, XT32, n32, scale2, E
+
+
+@njit(cache=True, nogil=True, fastmath=True)
+def _screen(XT32, n32, m, y32, a32, vals, bmin, bmax):
+    """vals[a] = n32[a] - 2 x_a.y + a32 in float32 for the first m slots; per block of _B
+    slots its least and largest value. Returns the number of blocks."""
+    d = XT32.shape[0]
+    two = np.float32(2.0)
+    nb = (m + _B - 1) // _B
+    for b in range(nb):
+        b0 = b * _B
+        L = min(_B, m - b0)
+        o = vals[b0:b0 + L]          # 1-D slices: the loops vectorize (2-D indexing did not)
+        r0 = XT32[0, b0:b0 + L]
+        y0 = y32[0]
+        for a in range(L):
+            o[a] = r0[a] * y0
+        for t in range(1, d):
+            rt = XT32[t, b0:b0 + L]
+            yt = y32[t]
+            for a in range(L):
+                o[a] += rt[a] * yt
+        nn = n32[b0:b0 + L]
+        lo = np.float32(np.inf)
+        hi = np.float32(-np.inf)
+        for a in range(L):
+            v = nn[a] - two * o[a] + a32
+            o[a] = v
+            lo = min(lo, v)
+            hi = max(hi, v)
+        bmin[b] = lo
+        bmax[b] = hi
+    return nb
+
+
 @njit(cache=True, nogil=True)
-def _pivot(X, XT, act, deadc, na, c, top_i, top_d):
+def _exact(X, norms, i, y, add):
+    """The double-precision value of record i (the numpy rounds' formula, column order)."""
+    acc = X[i, 0] * y[0]
+    for t in range(1, X.shape[1]):
+        acc += X[i, t] * y[t]
+    return norms[i] - 2.0 * acc + add
+
+
+@njit(cache=True, nogil=True)
+def _farthest(X, norms, act, vals, bmax, nb, m, y, add, E2):
+    """Record with the largest exact value (lowest index on ties) among the screened slots."""
+    hi = -np.inf
+    for b in range(nb):
+        if bmax[b] > hi:
+            hi = np.float64(bmax[b])
+    lim = hi - E2
+    best = -np.inf
+    r = -1
+    for b in range(nb):
+        if bmax[b] < lim:
+            continue
+        for a in range(b * _B, min(b * _B + _B, m)):
+            if vals[a] >= lim:
+                i = act[a]
+                v = _exact(X, norms, i, y, add)
+                if v > best or (v == best and i < r):
+                    best = v
+                    r = i
+    return r
+
+
+@njit(cache=True, nogil=True)
+def _nearest(X, norms, act, vals, bmin, nb, m, k, y, add, E2, b32, ev, ei, ea):
+    """The k slots with the smallest exact values, ranked by (value ascending, record index
+    descending), into ev / ei / ea (value, record, slot), sorted by that rank. Returns k."""
+    # 1. the k-th smallest float32 value (blocks whose least value cannot enter are skipped)
+    cnt = 0
+    for b in range(nb):
+        if cnt == k and bmin[b] > np.float64(b32[k - 1]) + E2:
+            continue
+        for a in range(b * _B, min(b * _B + _B, m)):
+            v = vals[a]
+            if cnt == k:
+                if v >= b32[k - 1]:
+                    continue
+                pos = k - 1
+            else:
+                pos = cnt
+                cnt += 1
+            while pos > 0 and b32[pos - 1] > v:
+                b32[pos] = b32[pos - 1]
+                pos -= 1
+            b32[pos] = v
+    lim = np.float64(b32[k - 1]) + E2
+    # 2. exact values of every record that can be among the k nearest (or tie with them)
+    cnt = 0
+    for b in range(nb):
+        if bmin[b] > lim:
+            continue
+        for a in range(b * _B, min(b * _B + _B, m)):
+            if vals[a] > lim:
+                continue
+            i = act[a]
+            v = _exact(X, norms, i, y, add)
+            if cnt == k:
+                if v > ev[k - 1] or (v == ev[k - 1] and i < ei[k - 1]):
+                    continue
+                pos = k - 1
+            else:
+                pos = cnt
+                cnt += 1
+            while pos > 0 and (ev[pos - 1] > v or (ev[pos - 1] == v and ei[pos - 1] < i)):
+                ev[pos] = ev[pos - 1]
+                ei[pos] = ei[pos - 1]
+                ea[pos] = ea[pos - 1]
+                pos -= 1
+            ev[pos] = v
+            ei[pos] = i
+            ea[pos] = a
+    return cnt
+
+
+@njit(cache=True, nogil=True)
+def _take(X, act, slot, XT32, n32, m, ev, ei, cnt, labels, dead, g, total, gs):
+    """Group the records ``ei[:cnt]``: labels, their sum (in ascending value, lowest index
+    first on ties: the numpy rounds' order) off the total, their slots freed by moving the
+    last remaining record in. Returns the new number of remaining records."""
+    d = X.shape[1]
+    members = ei[:cnt].copy()
+    vv = ev[:cnt].copy()
+    for a in range(1, cnt):  # insertion sort by (value, index)
+        mv = members[a]
+        v = vv[a]
+        b = a
+        while b > 0 and (vv[b - 1] > v or (vv[b - 1] == v and members[b - 1] > mv)):
+            members[b] = members[b - 1]
+            vv[b] = vv[b - 1]
+            b -= 1
+        members[b] = mv
+        vv[b] = v
+    for t in range(d):
+        gs[t] = 0.0
+    for q in range(cnt):
+        i = members[q]
+        for t in range(d):
+            gs[t] += X[i, t]
+    for t in range(d):
+        total[t] -= gs[t]
+    for q in range(cnt):
+        i = members[q]
+        labels[i] = g
+        dead[i] = True
+        a = slot[i]
+        last = m - 1
+        j = act[last]
+        act[a] = j
+        slot[j] = a
+        n32[a] = n32[last]
+        for t in range(XT32.shape[0]):
+            XT32[t, a] = XT32[t, last]
+        slot[i] = -1
+        m -= 1
+    return m
+
+
+@njit(cache=True, nogil=True)
+def _pivot(X, act, m, c, top_i, top_d):
     """Distances of the remaining records to ``c``; the _TOP largest (record index and
     distance, descending) into top_i / top_d. Returns (count, largest distance not kept)."""
-    d = XT.shape[0]
-    D = np.empty(na)
-    m = 0
-    for a in range(na):
-        if deadc[a]:
-            continue
+    d = X.shape[1]
+    D = np.empty(m)
+    for a in range(m):
+        i = act[a]
         acc = 0.0
         for t in range(d):
-            u = XT[t, a] - c[t]
+            u = X[i, t] - c[t]
             acc += u * u
-        D[m] = np.sqrt(acc)
-        m += 1
+        D[a] = np.sqrt(acc)
     T = min(_TOP, m)
     if T == m:
         thr = -np.inf
     else:
-        thr = -np.partition(-D[:m], T - 1)[T - 1]
+        thr = -np.partition(-D, T - 1)[T - 1]
     cnt = 0
     rest = 0.0
-    j = 0
-    for a in range(na):
-        if deadc[a]:
-            continue
-        v = D[j]
-        j += 1
+    for a in range(m):
+        v = D[a]
         if v >= thr and cnt < top_i.size:
             top_i[cnt] = act[a]
             top_d[cnt] = v
@@ -122,32 +278,35 @@ def _pivot(X, XT, act, deadc, na, c, top_i, top_d):
 
 
 @njit(cache=True, nogil=True)
-def mdav_rounds(X, norms, k, labels, stop_flag):
+def mdav_rounds(X, norms, XT32, n32, scale2, E, k, labels, stop_flag):
     """Fill ``labels`` (groups numbered in order of creation); returns the number of
-    groups. ``stop_flag[0] != 0`` (set by another thread) stops early: the records not yet
-    grouped are then labelled -1."""
+    groups. Arguments from :func:`prepare` (``XT32`` and ``n32`` are overwritten).
+    ``stop_flag[0] != 0`` (set by another thread) stops early: the records not yet grouped
+    are then labelled -1."""
     n, d = X.shape
-    act = np.arange(n)           # compacted position -> record
-    XT = np.ascontiguousarray(X.T).copy()
-    normsc = norms.copy()
-    deadc = np.zeros(n, dtype=np.bool_)
+    act = np.arange(n)            # slot -> record
+    slot = np.arange(n)           # record -> slot (-1 once grouped)
     dead = np.zeros(n, dtype=np.bool_)
-    na = n
     total = np.zeros(d)
     for i in range(n):
         for t in range(d):
             total[t] += X[i, t]
     m = n
+    na = n                        # records at the last recount of the total (numpy rounds' rule)
     g = 0
     c = np.empty(d)
     gs = np.empty(d)
-    bv = np.empty(k)
-    bi = np.empty(k, dtype=np.int64)
-    vals = np.empty(n)
-    acc = np.empty(_BLOCK)
+    y32 = np.empty(d, dtype=np.float32)
+    vals = np.empty(n, dtype=np.float32)
+    nbl = (n + _B - 1) // _B
+    bmin = np.empty(max(nbl, 1), dtype=np.float32)
+    bmax = np.empty(max(nbl, 1), dtype=np.float32)
+    b32 = np.empty(k, dtype=np.float32)
+    ev = np.empty(k)
+    ei = np.empty(k, dtype=np.int64)
+    ea = np.empty(k, dtype=np.int64)
     for i in range(n):
         labels[i] = -1
-    dead_rec = dead
     top_i = np.empty(4 * _TOP, dtype=np.int64)
     top_d = np.empty(4 * _TOP)
     n_top = 0
@@ -160,18 +319,19 @@ def mdav_rounds(X, norms, k, labels, stop_flag):
         if norms[i] > big:
             big = norms[i]
     tol = 4e-9 * (big + 1.0)
+    E2 = 2.0 * E                  # twice the screening bound, in scaled units
+    scale = np.sqrt(scale2)
     while m >= 2 * k:
         if stop_flag[0] != 0:
             return g
         three = m >= 3 * k
         for t in range(d):
             c[t] = total[t] / m
-        # r: farthest from the centroid (lowest index on ties). Pruned: the records sorted by
-        # distance to a pivot c0; |x - c| <= |x - c0| + |c - c0| bounds the rest.
+        # r: farthest from the centroid (lowest index on ties), pruned by the pivot list
         if need_pivot:
             for t in range(d):
                 c0[t] = c[t]
-            n_top, rest = _pivot(X, XT, act, deadc, na, c, top_i, top_d)
+            n_top, rest = _pivot(X, act, m, c, top_i, top_d)
             head = 0
             need_pivot = False
         delta = 0.0
@@ -185,20 +345,17 @@ def mdav_rounds(X, norms, k, labels, stop_flag):
         evals = 0
         concluded = False
         q = head
-        while q < n_top and dead_rec[top_i[q]]:
+        while q < n_top and dead[top_i[q]]:
             q += 1
         head = q
         while q < n_top:
             i = top_i[q]
-            if not dead_rec[i]:
+            if not dead[i]:
                 bound = top_d[q] + delta
                 if bound * bound - cc + tol < best:
                     concluded = True
                     break
-                acc0 = X[i, 0] * c[0]
-                for t in range(1, d):
-                    acc0 += X[i, t] * c[t]
-                v = norms[i] - 2.0 * acc0 + 0.0
+                v = _exact(X, norms, i, c, 0.0)
                 evals += 1
                 if v > best or (v == best and i < r):
                     best = v
@@ -207,98 +364,209 @@ def mdav_rounds(X, norms, k, labels, stop_flag):
         if not concluded:
             bound = rest + delta
             concluded = r >= 0 and bound * bound - cc + tol < best
-        if not concluded:  # the list did not decide: a full pass, and a new pivot next round
-            _values(XT, normsc, na, c, 0.0, vals, acc)
-            best = -np.inf
-            r = -1
-            for a in range(na):
-                if not deadc[a] and vals[a] > best:
-                    best = vals[a]
-                    r = act[a]
+        if not concluded:  # the list did not decide: a screened pass, and a new pivot next round
+            for t in range(d):
+                y32[t] = np.float32(c[t] * scale)
+            nb = _screen(XT32, n32, m, y32, np.float32(0.0), vals, bmin, bmax)
+            r = _farthest(X, norms, act, vals, bmax, nb, m, c, 0.0, E2)
             need_pivot = True
         elif evals > _REPIVOT:
             need_pivot = True
-        # s: farthest from r (lowest index on ties); r's k nearest
+        # s: farthest from r (lowest index on ties); r's k nearest -- one pass
         xx = 0.0
         for t in range(d):
             xx += X[r, t] * X[r, t]
-        _values(XT, normsc, na, X[r], xx, vals, acc)
-        best = -np.inf
-        s = -1
-        cnt = 0
-        for a in range(na):
-            if deadc[a]:
-                continue
-            v = vals[a]
-            if v > best:
-                best = v
-                s = act[a]
-            if cnt < k or v <= bv[k - 1]:
-                cnt = _insert(bv, bi, cnt, k, v, a)
-        m -= _take_sorted(X, act, deadc, bi, bv, cnt, labels, dead, g, total, gs)
+        for t in range(d):
+            y32[t] = XT32[t, slot[r]]
+        nb = _screen(XT32, n32, m, y32, np.float32(xx * scale2), vals, bmin, bmax)
+        s = _farthest(X, norms, act, vals, bmax, nb, m, X[r], xx, E2) if three else -1
+        cnt = _nearest(X, norms, act, vals, bmin, nb, m, k, X[r], xx, E2, b32, ev, ei, ea)
+        m = _take(X, act, slot, XT32, n32, m, ev, ei, cnt, labels, dead, g, total, gs)
         g += 1
         if three:
             yy = 0.0
             for t in range(d):
                 yy += X[s, t] * X[s, t]
-            _values(XT, normsc, na, X[s], yy, vals, acc)
-            cnt = 0
-            for a in range(na):
-                if deadc[a]:
-                    continue
-                v = vals[a]
-                if cnt < k or v <= bv[k - 1]:
-                    cnt = _insert(bv, bi, cnt, k, v, a)
-            m -= _take_sorted(X, act, deadc, bi, bv, cnt, labels, dead, g, total, gs)
+            for t in range(d):
+                y32[t] = XT32[t, slot[s]]
+            nb = _screen(XT32, n32, m, y32, np.float32(yy * scale2), vals, bmin, bmax)
+            cnt = _nearest(X, norms, act, vals, bmin, nb, m, k, X[s], yy, E2, b32, ev, ei, ea)
+            m = _take(X, act, slot, XT32, n32, m, ev, ei, cnt, labels, dead, g, total, gs)
             g += 1
-        if m and 4 * (na - m) > na:
-            w = 0
-            for a in range(na):
-                if not deadc[a]:
-                    act[w] = act[a]
-                    normsc[w] = normsc[a]
-                    for t in range(d):
-                        XT[t, w] = XT[t, a]
-                    deadc[w] = False
-                    w += 1
-            na = w
+        if m and 4 * (na - m) > na:  # recount the total in record order
+            na = m
             for t in range(d):
                 total[t] = 0.0
-            for a in range(na):
-                for t in range(d):
-                    total[t] += XT[t, a]
+            for i in range(n):
+                if not dead[i]:
+                    for t in range(d):
+                        total[t] += X[i, t]
     if m:
-        for a in range(na):
-            if not deadc[a]:
-                labels[act[a]] = g
+        for a in range(m):
+            labels[act[a]] = g
         g += 1
     return g
 
 
+# --------------------------------------------------------------------------- V-MDAV helpers
+# V-MDAV (:mod:`._vmdav`) keeps its decisions in numpy (exact direct differences, as before);
+# these screen the remaining records in float32 so that only the few that can matter reach them.
+
+
 @njit(cache=True, nogil=True)
-def _take_sorted(X, act, deadc, bi, bv, cnt, labels, dead, g, total, gs):
-    """Group the selected records (compacted positions ``bi``); their sum is taken in
-    ascending distance, lowest index first on ties (the dense code's order). Returns cnt."""
-    members = np.empty(cnt, dtype=np.int64)
-    vals = np.empty(cnt)
-    for q in range(cnt):
-        deadc[bi[q]] = True
-        members[q] = act[bi[q]]
-        vals[q] = bv[q]
-    for a in range(1, cnt):  # insertion sort by (value, index)
-        mv = members[a]
-        vv = vals[a]
-        b = a
-        while b > 0 and (vals[b - 1] > vv or (vals[b - 1] == vv and members[b - 1] > mv)):
-            members[b] = members[b - 1]
-            vals[b] = vals[b - 1]
-            b -= 1
-        members[b] = mv
-        vals[b] = vv
-    _group_sum(X, members, cnt, gs)
-    for t in range(total.size):
-        total[t] -= gs[t]
-    for q in range(cnt):
-        labels[members[q]] = g
-        dead[members[q]] = True
-    return cnt
+def screen_from(XT32, n32, m, rec_slot, a32, vals, bmin, bmax):
+    """:func:`_screen` from the record in slot ``rec_slot`` (its float32 copy)."""
+    d = XT32.shape[0]
+    y32 = np.empty(d, dtype=np.float32)
+    for t in range(d):
+        y32[t] = XT32[t, rec_slot]
+    return _screen(XT32, n32, m, y32, a32, vals, bmin, bmax)
+
+
+@njit(cache=True, nogil=True)
+def kth_smallest(vals, bmin, nb, m, k, E2):
+    """The k-th smallest of ``vals[:m]`` (k <= m), skipping blocks that cannot hold it."""
+    b32 = np.empty(k, dtype=np.float32)
+    cnt = 0
+    for b in range(nb):
+        if cnt == k and bmin[b] > np.float64(b32[k - 1]) + E2:
+            continue
+        for a in range(b * _B, min(b * _B + _B, m)):
+            v = vals[a]
+            if cnt == k:
+                if v >= b32[k - 1]:
+                    continue
+                pos = k - 1
+            else:
+                pos = cnt
+                cnt += 1
+            while pos > 0 and b32[pos - 1] > v:
+                b32[pos] = b32[pos - 1]
+                pos -= 1
+            b32[pos] = v
+    return np.float64(b32[k - 1])
+
+
+@njit(cache=True, nogil=True)
+def records_at_most(vals, bmin, nb, m, lim, act):
+    """Records (not slots) whose value is <= lim, ascending."""
+    out = np.empty(m, dtype=np.int64)
+    c = 0
+    for b in range(nb):
+        if bmin[b] > lim:
+            continue
+        for a in range(b * _B, min(b * _B + _B, m)):
+            if vals[a] <= lim:
+                out[c] = act[a]
+                c += 1
+    res = out[:c].copy()
+    res.sort()
+    return res
+
+
+@njit(cache=True, nogil=True)
+def remove_records(recs, act, slot, XT32, n32, m):
+    """Free the slots of records ``recs`` (the last remaining record moves in). Returns m."""
+    for q in range(recs.size):
+        i = recs[q]
+        a = slot[i]
+        last = m - 1
+        j = act[last]
+        act[a] = j
+        slot[j] = a
+        n32[a] = n32[last]
+        for t in range(XT32.shape[0]):
+            XT32[t, a] = XT32[t, last]
+        slot[i] = -1
+        m -= 1
+    return m
+
+
+@njit(cache=True, nogil=True)
+def remove_records_tracked(recs, act, slot, XT32, n32, m, vals, bmin):
+    """:func:`remove_records`, the screened values ``vals`` moving with their records (each
+    block's least value ``bmin`` stays a lower bound)."""
+    for q in range(recs.size):
+        i = recs[q]
+        a = slot[i]
+        last = m - 1
+        j = act[last]
+        act[a] = j
+        slot[j] = a
+        n32[a] = n32[last]
+        v = vals[last]
+        vals[a] = v
+        b = a // _B
+        if v < bmin[b]:
+            bmin[b] = v
+        for t in range(XT32.shape[0]):
+            XT32[t, a] = XT32[t, last]
+        slot[i] = -1
+        m -= 1
+    return m
+
+
+@njit(cache=True, nogil=True, fastmath=True)
+def _group_block(XT32, n32, b0, L, Y32, yy32, out, o):
+    """out[:L] = least screened value of slots b0..b0+L-1 against the rows of Y32
+    (vectorized across the slots, one member at a time)."""
+    d = XT32.shape[0]
+    two = np.float32(2.0)
+    for a in range(L):
+        out[a] = np.float32(np.inf)
+    nn = n32[b0:b0 + L]
+    for j in range(Y32.shape[0]):
+        r0 = XT32[0, b0:b0 + L]
+        y0 = Y32[j, 0]
+        for a in range(L):
+            o[a] = r0[a] * y0
+        for t in range(1, d):
+            rt = XT32[t, b0:b0 + L]
+            yt = Y32[j, t]
+            for a in range(L):
+                o[a] += rt[a] * yt
+        yj = yy32[j]
+        for a in range(L):
+            v = nn[a] - two * o[a] + yj
+            out[a] = min(out[a], v)
+
+
+@njit(cache=True, nogil=True)
+def nearest_to_group(XT32, n32, m, vals, bmin, nb, lim, Y32, yy32, act, E2):
+    """Among the slots whose value is <= lim, the records whose least screened value to the
+    group (rows of Y32) is within E2 of the smallest such value; ascending. The candidates
+    are gathered first (about a third of the records in 10 dimensions), then measured
+    against every member with vectorized loops."""
+    d = XT32.shape[0]
+    cs = np.empty(m, dtype=np.int64)
+    c = 0
+    for b in range(nb):
+        if bmin[b] > lim:
+            continue
+        for a in range(b * _B, min(b * _B + _B, m)):
+            if vals[a] <= lim:
+                cs[c] = a
+                c += 1
+    G = np.empty((d, c), dtype=np.float32)
+    gn = np.empty(c, dtype=np.float32)
+    for q in range(c):
+        a = cs[q]
+        gn[q] = n32[a]
+        for t in range(d):
+            G[t, q] = XT32[t, a]
+    cv = np.empty(c, dtype=np.float32)
+    o = np.empty(c, dtype=np.float32)
+    _group_block(G, gn, 0, c, Y32, yy32, cv, o)
+    best = np.inf
+    for q in range(c):
+        if cv[q] < best:
+            best = np.float64(cv[q])
+    res = np.empty(c, dtype=np.int64)
+    w = 0
+    for q in range(c):
+        if cv[q] <= best + E2:
+            res[w] = act[cs[q]]
+            w += 1
+    res = res[:w].copy()
+    res.sort()
+    return res
