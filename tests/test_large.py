@@ -109,14 +109,18 @@ def _all_moves_and_swaps(Z, labels, k, max_size):
     return np.array(out)
 
 
+_COMPILED = [False] + ([True] if pysdcmicro.large.compiled_available() else [])
+
+
+@pytest.mark.parametrize("compiled", _COMPILED)
 @pytest.mark.parametrize("seed,k", [(0, 2), (1, 3), (2, 3)])
-def test_batch_local_search_reaches_a_local_optimum_and_never_worsens(seed, k):
+def test_batch_local_search_reaches_a_local_optimum_and_never_worsens(seed, k, compiled):
     rng = np.random.default_rng(seed)
     Z = rng.normal(size=(24, 2))
     start = np.repeat(np.arange(24 // k), k)[: 24]
     start = np.concatenate([start, np.full(24 - start.size, start.max())])
     rng.shuffle(start)
-    sol = batch_local_search(Z, start, k, Context(0), rounds=200, neighbours=50)
+    sol = batch_local_search(Z, start, k, Context(0), rounds=200, neighbours=50, tol=0.0, compiled=compiled)
     assert sol.status == "done"  # stopped because nothing improves
     assert_k_partition(sol.labels, 24, k, max_size=2 * k - 1)
     assert naive_sse(Z, sol.labels) <= naive_sse(Z, start) + 1e-12
@@ -125,21 +129,23 @@ def test_batch_local_search_reaches_a_local_optimum_and_never_worsens(seed, k):
     assert _all_moves_and_swaps(Z, sol.labels, k, 2 * k - 1).min() > -1e-9
 
 
-def test_batch_local_search_each_round_lowers_sse():
+@pytest.mark.parametrize("compiled", _COMPILED)
+def test_batch_local_search_each_round_lowers_sse(compiled):
     Z = zscore(make_synthetic(600, 4, kind="uniform", rng=2))
     labels = np.repeat(np.arange(200), 3)  # rows in generation order: poor groups
     values = [sse(Z, labels)]
     for _ in range(5):
-        labels = batch_local_search(Z, labels, 3, Context(0), rounds=1).labels
+        labels = batch_local_search(Z, labels, 3, Context(0), rounds=1, compiled=compiled).labels
         values.append(sse(Z, labels))
     assert all(b < a for a, b in zip(values, values[1:]))
     assert_k_partition(labels, 600, 3, max_size=5)
 
 
-def test_batch_local_search_stops_on_an_expired_deadline():
+@pytest.mark.parametrize("compiled", _COMPILED)
+def test_batch_local_search_stops_on_an_expired_deadline(compiled):
     Z = np.random.default_rng(0).normal(size=(30, 2))
     labels = np.repeat(np.arange(10), 3)
-    sol = batch_local_search(Z, labels, 3, Context(0, 1e-9))
+    sol = batch_local_search(Z, labels, 3, Context(0, 1e-9), compiled=compiled)
     assert sol.status == "limit"
     np.testing.assert_array_equal(sol.labels, labels)
 

@@ -5,10 +5,10 @@ parameters of :func:`pysdcmicro.microaggregate`, which takes this path by defaul
 
 from ._blocked import DEFAULT_BLOCK_SIZE, DEFAULT_REPAIR_PASSES, LARGE_N
 from ._blocks import group_windows, principal_axis, principal_blocks
-from ._local import batch_local_search
+from ._local import batch_local_search, compiled_available
 
 __all__ = ["microaggregate_blocked", "principal_blocks", "principal_axis", "group_windows",
-           "batch_local_search", "LARGE_N", "DEFAULT_BLOCK_SIZE", "DEFAULT_REPAIR_PASSES"]
+           "batch_local_search", "compiled_available", "LARGE_N", "DEFAULT_BLOCK_SIZE", "DEFAULT_REPAIR_PASSES"]
 
 
 def microaggregate_blocked(frame, k, *, method="mdav", block_size=None, repair="auto", repair_options=None,
