@@ -95,8 +95,8 @@ def _commit() -> str:
     try:
         head = subprocess.run(["git", "rev-parse", "--short=10", "HEAD"], cwd=root, capture_output=True,
                               text=True).stdout.strip()
-        dirty = subprocess.run(["git", "status", "--porcelain", "--untracked-files=no"], cwd=root,
-                               capture_output=True, text=True).stdout.strip()
+        dirty = subprocess.run(["git", "status", "--porcelain", "--untracked-files=no", "--", "pysdcmicro",
+                                "benchmarks"], cwd=root, capture_output=True, text=True).stdout.strip()
         return head + ("+dirty" if dirty else "")
     except OSError:
         return "unknown"
