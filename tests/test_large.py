@@ -150,6 +150,50 @@ def test_batch_local_search_stops_on_an_expired_deadline(compiled):
     np.testing.assert_array_equal(sol.labels, labels)
 
 
+@pytest.mark.skipif(not pysdcmicro.large.compiled_available(), reason="numba not installed")
+def test_compiled_sweeps_dissolve_mdav_groups_and_keep_sizes_in_range():
+    """After MDAV every group has exactly k records, so no record can move; the compiled
+    sweeps dissolve groups into their neighbours, then move and swap records. The SSE
+    falls, every group keeps k..2k-1 records, the labels come back numbered 0..g-1."""
+    from pysdcmicro.constructive._mdav import mdav_labels
+
+    Z = zscore(make_synthetic(2000, 4, kind="clustered", rng=11))
+    start = mdav_labels(Z, 5)
+    assert set(np.bincount(start)[:-1].tolist()) == {5}
+    sol = batch_local_search(Z, start, 5, Context(0), rounds=6, tol=0.0)
+    assert sol.info["dissolved"] > 0 and sol.info["moves"] > 0 and sol.info["swaps"] > 0
+    assert_k_partition(sol.labels, 2000, 5, max_size=9)
+    assert np.array_equal(np.unique(sol.labels), np.arange(sol.labels.max() + 1))
+    assert naive_sse(Z, sol.labels) < 0.95 * naive_sse(Z, start)
+    # the numpy rounds cannot change the group sizes from there (moves only leave groups above k)
+    plain = batch_local_search(Z, start, 5, Context(0), rounds=6, compiled=False)
+    assert naive_sse(Z, sol.labels) < naive_sse(Z, plain.labels)
+
+
+@pytest.mark.skipif(not pysdcmicro.large.compiled_available(), reason="numba not installed")
+def test_compiled_sweeps_with_duplicate_records_and_tied_centroids():
+    """Identical records make identical centroids (the k-d tree may list a group after its
+    twins): still a valid partition that is never worse."""
+    Z = np.repeat(np.array([[0.0, 0.0], [1.0, 0.0], [0.0, 1.0]]), 12, axis=0)
+    Z = np.vstack([Z, np.random.default_rng(3).normal(size=(12, 2))])
+    labels = np.arange(48) % 12
+    sol = batch_local_search(Z, labels, 3, Context(0), rounds=20, neighbours=11, tol=0.0)
+    assert_k_partition(sol.labels, 48, 3, max_size=5)
+    assert naive_sse(Z, sol.labels) <= naive_sse(Z, labels) + 1e-12
+
+
+def test_auto_light_in_blocks_is_never_worse_than_mdav():
+    from pysdcmicro.constructive._mdav import mdav_labels
+    from pysdcmicro.optimization._auto import _auto_solver
+
+    Z = zscore(make_synthetic(1500, 5, kind="uniform", rng=12))
+    sol = _auto_solver(Z, 5, Context(0), effort="light")
+    assert_k_partition(sol.labels, 1500, 5)
+    assert naive_sse(Z, sol.labels) <= naive_sse(Z, mdav_labels(Z, 5)) + 1e-9
+    expected = "mdav+local-search" if pysdcmicro.large.compiled_available() else "mdav+two-swap"
+    assert sol.info["winner"] == expected
+
+
 # --------------------------------------------------------------------------- the path
 
 def test_blocked_result_is_a_valid_k_partition_with_whole_data_il():
