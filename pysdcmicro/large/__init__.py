@@ -38,7 +38,8 @@ def microaggregate_blocked(frame, k, *, method="mdav", block_size=None, repair="
         registered improvement name (``pysdcmicro.improvements()``) or a callable
         ``improver(Z, labels, k, ctx, **options)`` also works; ``"none"`` skips the repair.
     repair_options : dict, optional
-        Options of the repair step (for ``"auto"``: ``rounds``, ``neighbours``, ``max_size``).
+        Options of the repair step (for ``"auto"``: ``rounds``, ``neighbours``, ``max_size``,
+        ``tol``): the quality/time knob, with ``repair_passes``.
     repair_passes : int, default 2
         Passes over differently placed windows.
     window_size : int, optional

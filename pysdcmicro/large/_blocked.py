@@ -15,7 +15,8 @@
    groups into windows of whole groups (weighted principal-axis bisection of the group
    centroids, cut at other quantiles than the blocks' medians so the block borders run
    through the windows) and runs an improvement step in each window (default: the built-in
-   batched move/swap local search :func:`~pysdcmicro.large.batch_local_search`; or any
+   move/swap/dissolve local search :func:`~pysdcmicro.large.batch_local_search`, compiled
+   when numba is installed; or any
    registered improvement or callable ``improver(Z, labels, k, ctx)``), so groups may cross
    the borders. A window's new partition is kept only if it lowers the window's SSE and every
    group still has at least ``k`` records: the repair never raises the SSE. Windows of one
