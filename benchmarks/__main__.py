@@ -25,13 +25,20 @@ def _suites() -> list[str]:
 def _run_case(case: dict, timeout: float | None) -> dict:
     env = dict(os.environ)
     env.setdefault("OMP_NUM_THREADS", "1")
+    # PYSDCMICRO_BENCH_PREFIX: a command put before each case's process (e.g. a lock that
+    # gives the row the machine to itself, or `taskset`), split on spaces.
+    prefix = os.environ.get("PYSDCMICRO_BENCH_PREFIX", "").split()
     proc = subprocess.run(
-        [sys.executable, "-m", "benchmarks._run_cell", json.dumps(case)],
+        prefix + [sys.executable, "-m", "benchmarks._run_cell", json.dumps(case)],
         cwd=HERE.parent, capture_output=True, text=True, timeout=timeout, env=env,
     )
+    load_after = os.getloadavg()
     if proc.returncode != 0:
         return {"error": (proc.stderr.strip().splitlines() or ["failed"])[-1]}
-    return json.loads(proc.stdout.strip().splitlines()[-1])
+    out = json.loads(proc.stdout.strip().splitlines()[-1])
+    out["loadavg_after"] = [round(v, 2) for v in load_after]  # 1, 5, 15 min, when the row ended
+    out["utc_end"] = _dt.datetime.now(_dt.timezone.utc).strftime("%H:%M:%S")
+    return out
 
 
 def _fmt(v, digits=4):
@@ -88,6 +95,11 @@ def main(argv=None) -> int:
             c["seed"] = seed
             runs.append(_run_case(c, args.timeout))
         ok = [r for r in runs if "error" not in r]
+        for seed, r in zip(seeds, runs):
+            if "error" in r:
+                continue
+            print(f"  seed {seed}: IL {r['information_loss']:.4f}, {r['seconds']:.1f} s, load "
+                  f"{r['loadavg_after']} at {r['utc_end']} UTC", file=sys.stderr, flush=True)
         ref = lookup(case["dataset"], case["k"], case.get("reference"))
         label = case.get("label", case["method"])
         if not ok:

@@ -709,6 +709,11 @@ def _cmd_microaggregate(args: argparse.Namespace) -> int:
         raise InvalidInputError("--improve-option was given without --improve.")
     strata = _split_list(args.strata)
     check_rng(args.seed, "--seed")
+    from .large._parquet import run_cli, streaming_applies  # Parquet in and out with --dask: read in batches
+
+    if streaming_applies(args):
+        return run_cli(args, method=spec.name, options=options, improve=improve, improve_options=improve_options,
+                       blocks=_parse_blocks(args.blocks))
     requested = _parse_variable_groups(args.variables)
     groups = requested if requested and isinstance(requested[0], list) else None
     flat = [v for group in groups for v in group] if groups else requested

@@ -454,6 +454,75 @@ def test_branch_and_bound_anchor_is_exact_and_a_bound_when_stopped(seed):
         assert stopped["value"] <= want + 1e-9
 
 
+@pytest.mark.parametrize("seed", range(40))
+def test_compiled_branch_and_bound_is_exact_and_a_bound_when_stopped(seed):
+    pytest.importorskip("numba")
+    from pysdcmicro.optimization._pricing import _bb_compiled, _bb_kernel, _bb_points, _sqdist
+
+    rng = np.random.default_rng(seed)
+    m = int(rng.integers(3, 12))
+    s = int(rng.integers(2, min(m, 7) + 1))
+    Z = rng.normal(size=(m, int(rng.integers(1, 4))))
+    if seed % 3 == 0:
+        Z = np.round(Z)  # ties
+    D = _sqdist(Z, Z)
+    pis = rng.normal(size=m) * rng.uniform(0.1, 5)
+    want = min(0.0, _anchor_brute(D, pis, s))
+    kernel = _bb_kernel()
+    res = _bb_compiled(kernel, D, pis, s, node_limit=None, deadline=None, keep=3, rate=[1e5])
+    assert res["complete"]
+    assert res["value"] == pytest.approx(want, abs=1e-9)
+    if want < -1e-9:
+        assert res["columns"] and res["columns"][0][1] == pytest.approx(want, abs=1e-9)
+    for pos, rc in res["columns"]:
+        assert pos[0] == 0 and len(set(pos.tolist())) == s
+        assert rc == pytest.approx(D[np.ix_(pos, pos)].sum() / (2 * s) - pis[pos].sum())
+        assert rc < 0
+    for limit in (1, 2, 3, 5, 8):  # stopped early: still a lower bound
+        stopped = _bb_compiled(kernel, D, pis, s, node_limit=limit, deadline=None, keep=3, rate=[1e5])
+        assert stopped["value"] <= want + 1e-9
+        assert stopped["complete"] or stopped["nodes"] >= limit
+    # The variant on points, with the weaker pair bounds from all records (here: the same
+    # records) and candidates in any order.
+    order = np.concatenate([[0], 1 + rng.permutation(m - 1)])
+    Dn = D.copy()
+    np.fill_diagonal(Dn, np.inf)
+    A = np.zeros((m - 1, s))
+    r = min(s - 1, m - 1)
+    A[:, 1:r + 1] = np.cumsum(np.sort(Dn[order[1:]], axis=1)[:, :r], axis=1)[:, :s - 1]
+    points = _bb_kernel(points=True)
+    res = _bb_points(points, Z[order], pis[order], A, s, node_limit=None, deadline=None, keep=3, rate=[1e5])
+    assert res["complete"] and res["value"] == pytest.approx(want, abs=1e-9)
+    for pos, rc in res["columns"]:
+        pos = order[pos]
+        assert pos[0] == 0 and len(set(pos.tolist())) == s
+        assert rc == pytest.approx(D[np.ix_(pos, pos)].sum() / (2 * s) - pis[pos].sum())
+    for limit in (1, 2, 3, 5, 8):
+        stopped = _bb_points(points, Z[order], pis[order], A, s, node_limit=limit, deadline=None, keep=3,
+                             rate=[1e5])
+        assert stopped["value"] <= want + 1e-9
+
+
+@pytest.mark.parametrize("seed", range(15))
+def test_shifted_anchor_bound_is_at_least_the_plain_one_and_below_the_optimum(seed):
+    """The uniform-shift search (lam) only raises the anchor bound, and stays <= the optimum
+    with the exact per-anchor minima and with their relaxations, for arbitrary duals."""
+    X, k = _instance(900 + seed)
+    Z = zscore(X)
+    n = Z.shape[0]
+    opt, _ = brute_force_optimum(Z, k)
+    rng = np.random.default_rng(seed)
+    _, dist = neighbours(Z, n)
+    for scale in (0.3, 1.0, 3.0):
+        pi = rng.normal(scale=scale, size=n) + opt / n * rng.uniform(0.2, 2.0)
+        exact_vals = {s: _min_rc_by_anchor(Z, pi, k, s) for s in range(k, min(2 * k - 1, n) + 1)}
+        relax = {s: anchor_relaxation(Z, dist, pi, s)[0] for s in exact_vals}
+        for vals in (exact_vals, relax):
+            plain = anchor_lagrangian_bound(pi, vals, k, shift=False)
+            shifted = anchor_lagrangian_bound(pi, vals, k)
+            assert plain - 1e-9 <= shifted <= opt + 1e-9
+
+
 @pytest.mark.parametrize("seed", range(12))
 def test_bb_and_cpsat_anchored_pricing_agree_with_brute_force(seed):
     X, k = _instance(700 + seed)

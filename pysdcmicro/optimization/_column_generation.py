@@ -215,6 +215,12 @@ def solve_column_generation(Z: np.ndarray, k: int, ctx: Context, *,
     notes_stall: list = []
     exact_det = 0.0
     factors = []
+    # With the compiled branch and bound a round over every anchor and size takes seconds on
+    # the full CASC sets (Tarragona k = 5: 1.5 s per size): every exact round then prices
+    # every size completely, so each one proves a Lagrangian bound from exact values.
+    # (Decided at the first exact round: importing numba costs seconds, which short runs that
+    # never reach exact pricing should not pay.)
+    full_rounds = None
     while True:
         if max_iterations is not None and it >= max_iterations:
             status = "limit"
@@ -260,6 +266,11 @@ def solve_column_generation(Z: np.ndarray, k: int, ctx: Context, *,
                 notes.append("heuristic pricing found no negative column; exact pricing disabled")
                 break
             mode = "exact"
+            if full_rounds is None:
+                from ._pricing import _bb_kernel
+
+                full_rounds = exact_model == "anchored" and anchor_solver == "bb" and \
+                    _bb_kernel(points=True) is not None
             alpha = smoothing
             stop_loop = False
             while True:  # exact rounds at this master solution (smoothed duals first)
@@ -283,7 +294,7 @@ def solve_column_generation(Z: np.ndarray, k: int, ctx: Context, *,
                         res = anchored_pricing(Z, nbr_dist, price, k, s, deadline=cg_ctx.deadline,
                                                enumerate_limit=enumerate_anchor,
                                                time_limit=None if tl is None else min(tl, anchor_time),
-                                               max_found=max(10, per_iter // 5),
+                                               max_found=None if full_rounds else max(10, per_iter // 5),
                                                deterministic_time=pricing_deterministic_time,
                                                workers=workers, seed=ctx.seed(), anchor_solver=anchor_solver)
                         exact_calls += res["cpsat_calls"]
@@ -311,7 +322,7 @@ def solve_column_generation(Z: np.ndarray, k: int, ctx: Context, *,
                                 found += 1
                                 if cost - float(pi[rows].sum()) < -1e-9:
                                     improving += 1
-                    if found and s < min(2 * k - 1, n):
+                    if found and s < min(2 * k - 1, n) and not full_rounds:
                         proven.append(False)  # not a final round: the remaining sizes wait
                         break
                     if exact_model != "anchored" and found:
@@ -796,8 +807,9 @@ def column_generation(X, k, *, variables=None, scaling="standardize", improve=No
         incumbent's; default 20,000; not applied when the MIP is part of an optimality proof), ``mip_time`` /
         ``mip_deterministic_time`` (the latter for CP-SAT), ``workers`` (CP-SAT threads),
         ``lp_solver`` ("glop" or "highs"), ``anchor_solver`` ("bb", default: the
-        per-anchor branch and bound of exact pricing; "cpsat": enumeration / CP-SAT per
-        anchor, the earlier solver), ``smoothing`` (Wentges smoothing of the duals priced
+        per-anchor branch and bound of exact pricing, compiled with numba when installed,
+        and then every exact round prices every size completely; "cpsat": enumeration /
+        CP-SAT per anchor, the earlier solver), ``smoothing`` (Wentges smoothing of the duals priced
         exactly, 0 = off, the default: on 100-record CASC samples at k = 5 it cost
         more exact rounds than it saved, see benchmarks/results/colgen.md; see Notes), ``heuristic_share`` (default 0.1: the share of a time
         limit given to ICSM restarts for the seed; without a limit one ICSM run).

@@ -25,6 +25,7 @@ import math
 import numpy as np
 
 from .. import _ortools
+from .._context import Deadline as _Deadline
 
 __all__ = ["neighbours", "heuristic_pricing", "exact_pricing", "anchored_pricing", "record_bounds",
            "lagrangian_bound", "enumerate_below", "anchor_relaxation", "anchor_lagrangian_bound",
@@ -356,23 +357,47 @@ def anchor_relaxation(Z: np.ndarray, nbr_dist: np.ndarray, pi: np.ndarray, s: in
     return anchor_lb, sum_small
 
 
-def anchor_lagrangian_bound(pi: np.ndarray, anchor_values: dict, k: int) -> float:
-    """``sum(pi) + (sum of the floor(n/k) most negative r_i)``, ``r_i = min(0, min_s v_s[i])``.
+def anchor_lagrangian_bound(pi: np.ndarray, anchor_values: dict, k: int, *, shift: bool = True) -> float:
+    """``max_lam [sum(pi) + lam n + (sum of the floor(n/k) most negative r_i(lam))]``,
+    ``r_i(lam) = min(0, min_s (v_s[i] - lam s))``.
 
-    Valid for ANY ``pi`` when ``v_s[i]`` bounds from below the reduced cost of every
-    size-``s`` group whose lowest-index member is ``i`` (``inf``: no such group): the groups
-    of a partition have distinct lowest-index members and there are at most ``floor(n/k)``
-    of them, so their reduced costs add up to at least that sum. Stronger than
-    :func:`lagrangian_bound` when a few anchors are unproven (it charges each anchor once,
-    not the worst one ``n/k`` times).
+    Valid for ANY ``pi`` and any ``lam`` when ``v_s[i]`` bounds from below the reduced cost
+    of every size-``s`` group whose lowest-index member is ``i`` (``inf``: no such group).
+    Proof: the groups of a partition cover the ``n`` records once, so ``sum_C rc(C) = lam n
+    + sum_C (rc(C) - lam |C|)``; each term is at least ``r_anchor(lam)`` (<= 0); the groups
+    have distinct lowest-index members and there are at most ``floor(n/k)`` of them, so the
+    terms add up to at least the ``floor(n/k)`` most negative ``r_i(lam)``; and the optimum
+    is ``sum(pi) + sum_C rc(C)`` for an optimal partition. (It is the bound at the uniformly
+    shifted duals ``pi + lam``.) ``lam = 0`` charges each anchor once, not the worst one
+    ``n/k`` times, as :func:`lagrangian_bound` does; the best ``lam`` is found by a ternary
+    search (the expression is concave in ``lam``). ``shift=False``: ``lam = 0`` only.
     """
     n = pi.size
-    r = np.zeros(n)
-    for v in anchor_values.values():
-        v = np.where(np.isfinite(v), v, 0.0)
-        np.minimum(r, v, out=r)
     g = n // k
-    return float(np.sum(pi) + np.sum(np.partition(r, g - 1)[:g] if 0 < g < n else r))
+    sizes = sorted(anchor_values)
+    V = np.stack([np.where(np.isfinite(anchor_values[s]), anchor_values[s], np.inf) for s in sizes])
+    S = np.asarray(sizes, dtype=np.float64)[:, None]
+
+    def value(lam: float) -> float:
+        r = np.minimum(0.0, np.min(V - lam * S, axis=0))
+        part = np.partition(r, g - 1)[:g] if 0 < g < n else r
+        return float(lam * n + np.sum(part))
+
+    best = value(0.0)
+    if not shift:
+        return float(np.sum(pi) + best)
+    finite = V[np.isfinite(V)]
+    big = float(np.abs(finite).max()) if finite.size else 0.0
+    if big > 0.0:
+        lo, hi = -big / k - 1e-12, big + 1e-12
+        for _ in range(60):
+            a, b = lo + (hi - lo) / 3.0, hi - (hi - lo) / 3.0
+            if value(a) < value(b):
+                lo = a
+            else:
+                hi = b
+        best = max(best, value(0.5 * (lo + hi)))
+    return float(np.sum(pi) + best)
 
 
 def nn_dual(nbr_dist: np.ndarray, k: int) -> np.ndarray:
@@ -399,7 +424,7 @@ def anchored_pricing(Z: np.ndarray, nbr_dist: np.ndarray, pi: np.ndarray, k: int
                      max_anchors: int | None = None, max_found: int | None = None,
                      max_records: int = 500, anchor_solver: str = "bb",
                      node_limit: int | None = None, bb_max_records: int = 3000,
-                     per_anchor: int = 3) -> dict:
+                     per_anchor: int = 3, compiled: bool = True) -> dict:
     """Minimum reduced cost over ALL groups of size ``s``, anchor by anchor, with a proven
     lower bound.
 
@@ -439,6 +464,8 @@ def anchored_pricing(Z: np.ndarray, nbr_dist: np.ndarray, pi: np.ndarray, k: int
     factors = []
     proven = True
     bb_nodes = 0
+    rate = [200_000.0]  # nodes per second of the compiled search, measured as it runs
+    points_kernel = _bb_kernel(points=True) if (anchor_solver == "bb" and compiled) else None
     for count, i in enumerate(active):
         if (deadline is not None and deadline.expired()) or (max_anchors is not None and count >= max_anchors) \
                 or (max_found is not None and len(columns) >= max_found):
@@ -451,6 +478,37 @@ def anchored_pricing(Z: np.ndarray, nbr_dist: np.ndarray, pi: np.ndarray, k: int
         if s >= 3:
             extra = np.argpartition(e, s - 3)[: s - 2] if n - i - 1 >= s - 2 else np.array([], dtype=np.int64)
             cand = np.union1d(cand, extra[np.isfinite(e[extra])])
+        if points_kernel is not None:
+            # Compiled search straight from the points: candidates by their bound e_l, the
+            # pair bound from each candidate's s-2 nearest records overall (no m x m block;
+            # on full Tarragona k = 5 building and tightening the blocks took 97 % of a round).
+            if cand.size < s - 1:
+                anchor_val[i] = 0.0
+                solved += 1
+                continue
+            cand = cand[np.argsort(e[cand], kind="stable")]
+            members = np.concatenate([[i], cand])
+            res = _bb_points(points_kernel, Z[members], pi[members], cums[cand, :s], s,
+                             node_limit=node_limit if node_limit is not None else (
+                                 None if deterministic_time is None else int(deterministic_time * 200_000)),
+                             deadline=deadline if time_limit is None else (
+                                 deadline.child(time_limit) if deadline is not None else _Deadline(time_limit)),
+                             keep=per_anchor, rate=rate)
+            bb_nodes += res["nodes"]
+            val = min(0.0, res["value"])
+            val -= 1e-12 * (abs(val) + 1.0)
+            anchor_val[i] = val if res["complete"] else max(anchor_lb[i], val)
+            if res["complete"]:
+                solved += 1
+            else:
+                proven = False
+            for pos, _v in res["columns"]:
+                rows = np.sort(members[pos])
+                G = Z[rows]
+                rc = float(((G - G.mean(axis=0)) ** 2).sum() - pi[rows].sum())
+                if rc < -1e-9:
+                    columns.append((rows, rc))
+            continue
         # Tighten: the other s-2 members of l's group lie in the candidate set (or are the
         # anchor), so a'_l can be taken over those only; repeat while the set shrinks.
         members = np.concatenate([[i], cand])
@@ -497,7 +555,12 @@ def anchored_pricing(Z: np.ndarray, nbr_dist: np.ndarray, pi: np.ndarray, k: int
             dl = deadline
             if time_limit is not None:
                 dl = deadline.child(time_limit) if deadline is not None else Deadline(time_limit)
-            res = branch_and_bound_anchor(Dsub, pis, s, node_limit=limit, deadline=dl, keep=per_anchor)
+            kernel = _bb_kernel() if compiled else None
+            if kernel is not None:
+                res = _bb_compiled(kernel, Dsub, pis, s, node_limit=limit, deadline=dl, keep=per_anchor,
+                                   rate=rate)
+            else:
+                res = branch_and_bound_anchor(Dsub, pis, s, node_limit=limit, deadline=dl, keep=per_anchor)
             bb_nodes += res["nodes"]
             val = min(0.0, res["value"])
             val -= 1e-12 * (abs(val) + 1.0)
@@ -617,6 +680,100 @@ def enumerate_below(Z: np.ndarray, nbr_dist: np.ndarray, pi: np.ndarray, k: int,
         if len(found) > max_columns:
             return found, False
     return found, complete
+
+
+_KERNEL: list = []
+
+
+def _bb_kernel(points: bool = False):
+    """The compiled branch and bound (:mod:`._bb_numba`; ``points``: the variant computing
+    distances from the points), or None without numba."""
+    if not _KERNEL:
+        try:
+            from . import _bb_numba
+
+            _KERNEL.extend([_bb_numba.bb_anchor, _bb_numba.bb_anchor_points])
+        except Exception:  # numba missing or unusable: the numpy search serves
+            _KERNEL.extend([None, None])
+    return _KERNEL[1 if points else 0]
+
+
+def _bb_points(kernel, P: np.ndarray, pis: np.ndarray, A: np.ndarray, s: int, *,
+               node_limit: int | None, deadline, keep: int, rate: list, best: float = 0.0) -> dict:
+    """The compiled search on points ``P`` (anchor first, candidates in their order) with
+    pair bounds ``A`` (c x s, cumulated: ``A[l, r]`` <= the r smallest distances from
+    candidate l to the others); the result dict of :func:`branch_and_bound_anchor`
+    (positions into ``P``). Deadline as a node budget at the measured rate (see
+    :func:`_bb_compiled`)."""
+    import time
+
+    out = {"value": best, "complete": True, "columns": [], "nodes": 0}
+    if P.shape[0] - 1 < s - 1:
+        return out
+    limit = node_limit if node_limit is not None else 1 << 62
+    if deadline is not None:
+        rem = deadline.remaining()
+        if math.isfinite(rem):
+            limit = min(limit, max(1000, int(rem * rate[0])))
+    t0 = time.perf_counter()
+    value, complete, nodes, fval, fpos, nf = kernel(np.ascontiguousarray(P, dtype=np.float64),
+                                                    np.ascontiguousarray(pis, dtype=np.float64), s,
+                                                    np.ascontiguousarray(A, dtype=np.float64),
+                                                    float(best), int(limit), int(keep))
+    dt = time.perf_counter() - t0
+    if nodes >= 20_000 and dt > 0:
+        rate[0] = 0.5 * rate[0] + 0.5 * nodes / dt
+    out.update(value=float(value), complete=bool(complete), nodes=int(nodes))
+    out["columns"] = [(np.concatenate([[0], 1 + fpos[j, :s - 1]]), float(fval[j])) for j in range(nf)]
+    return out
+
+
+def _bb_prepare(Dsub: np.ndarray, pis: np.ndarray, s: int):
+    """Candidates in increasing order of their single-record bound, and ``A`` (c x s): the
+    cumulated smallest distances from each candidate to the other candidates."""
+    c = Dsub.shape[0] - 1
+    rough = (2.0 * Dsub[0, 1:] + np.partition(Dsub[1:, 1:], min(s - 2, c - 1), axis=1)[:, :s - 1].sum(axis=1)) \
+        / (2.0 * s) - pis[1:]
+    perm = np.argsort(rough, kind="stable")
+    full = np.concatenate([[0], 1 + perm])
+    D = np.ascontiguousarray(Dsub[np.ix_(full, full)])
+    p = np.ascontiguousarray(pis[full])
+    A = np.zeros((c, s))
+    if s >= 3 and c >= 2:
+        Dn = D[1:, 1:].copy()
+        np.fill_diagonal(Dn, np.inf)
+        r = min(s - 2, c - 1)
+        small = np.sort(np.partition(Dn, r - 1, axis=1)[:, :r], axis=1)
+        A[:, 1:r + 1] = np.cumsum(small, axis=1)
+    return D, p, A, perm
+
+
+def _bb_compiled(kernel, Dsub: np.ndarray, pis: np.ndarray, s: int, *, node_limit: int | None,
+                 deadline, keep: int, rate: list, best: float = 0.0) -> dict:
+    """:func:`branch_and_bound_anchor` by the compiled kernel: same result dict. The kernel
+    cannot read a clock, so the deadline becomes a node budget at the measured node rate
+    (``rate[0]``, nodes per second, updated here); a search stopped by its budget returns
+    its open nodes' least bound, as the numpy search does."""
+    import time
+
+    out = {"value": best, "complete": True, "columns": [], "nodes": 0}
+    c = Dsub.shape[0] - 1
+    if c < s - 1:
+        return out
+    D, p, A, perm = _bb_prepare(Dsub, pis, s)
+    limit = node_limit if node_limit is not None else 1 << 62
+    if deadline is not None:
+        rem = deadline.remaining()
+        if math.isfinite(rem):
+            limit = min(limit, max(1000, int(rem * rate[0])))
+    t0 = time.perf_counter()
+    value, complete, nodes, fval, fpos, nf = kernel(D, p, s, A, float(best), int(limit), int(keep))
+    dt = time.perf_counter() - t0
+    if nodes >= 20_000 and dt > 0:
+        rate[0] = 0.5 * rate[0] + 0.5 * nodes / dt
+    out.update(value=float(value), complete=bool(complete), nodes=int(nodes))
+    out["columns"] = [(np.concatenate([[0], 1 + perm[fpos[j, :s - 1]]]), float(fval[j])) for j in range(nf)]
+    return out
 
 
 def branch_and_bound_anchor(Dsub: np.ndarray, pis: np.ndarray, s: int, *, best: float = 0.0,
