@@ -109,14 +109,18 @@ def _all_moves_and_swaps(Z, labels, k, max_size):
     return np.array(out)
 
 
+_COMPILED = [False] + ([True] if pysdcmicro.large.compiled_available() else [])
+
+
+@pytest.mark.parametrize("compiled", _COMPILED)
 @pytest.mark.parametrize("seed,k", [(0, 2), (1, 3), (2, 3)])
-def test_batch_local_search_reaches_a_local_optimum_and_never_worsens(seed, k):
+def test_batch_local_search_reaches_a_local_optimum_and_never_worsens(seed, k, compiled):
     rng = np.random.default_rng(seed)
     Z = rng.normal(size=(24, 2))
     start = np.repeat(np.arange(24 // k), k)[: 24]
     start = np.concatenate([start, np.full(24 - start.size, start.max())])
     rng.shuffle(start)
-    sol = batch_local_search(Z, start, k, Context(0), rounds=200, neighbours=50)
+    sol = batch_local_search(Z, start, k, Context(0), rounds=200, neighbours=50, tol=0.0, compiled=compiled)
     assert sol.status == "done"  # stopped because nothing improves
     assert_k_partition(sol.labels, 24, k, max_size=2 * k - 1)
     assert naive_sse(Z, sol.labels) <= naive_sse(Z, start) + 1e-12
@@ -125,23 +129,69 @@ def test_batch_local_search_reaches_a_local_optimum_and_never_worsens(seed, k):
     assert _all_moves_and_swaps(Z, sol.labels, k, 2 * k - 1).min() > -1e-9
 
 
-def test_batch_local_search_each_round_lowers_sse():
+@pytest.mark.parametrize("compiled", _COMPILED)
+def test_batch_local_search_each_round_lowers_sse(compiled):
     Z = zscore(make_synthetic(600, 4, kind="uniform", rng=2))
     labels = np.repeat(np.arange(200), 3)  # rows in generation order: poor groups
     values = [sse(Z, labels)]
     for _ in range(5):
-        labels = batch_local_search(Z, labels, 3, Context(0), rounds=1).labels
+        labels = batch_local_search(Z, labels, 3, Context(0), rounds=1, compiled=compiled).labels
         values.append(sse(Z, labels))
     assert all(b < a for a, b in zip(values, values[1:]))
     assert_k_partition(labels, 600, 3, max_size=5)
 
 
-def test_batch_local_search_stops_on_an_expired_deadline():
+@pytest.mark.parametrize("compiled", _COMPILED)
+def test_batch_local_search_stops_on_an_expired_deadline(compiled):
     Z = np.random.default_rng(0).normal(size=(30, 2))
     labels = np.repeat(np.arange(10), 3)
-    sol = batch_local_search(Z, labels, 3, Context(0, 1e-9))
+    sol = batch_local_search(Z, labels, 3, Context(0, 1e-9), compiled=compiled)
     assert sol.status == "limit"
     np.testing.assert_array_equal(sol.labels, labels)
+
+
+@pytest.mark.skipif(not pysdcmicro.large.compiled_available(), reason="numba not installed")
+def test_compiled_sweeps_dissolve_mdav_groups_and_keep_sizes_in_range():
+    """After MDAV every group has exactly k records, so no record can move; the compiled
+    sweeps dissolve groups into their neighbours, then move and swap records. The SSE
+    falls, every group keeps k..2k-1 records, the labels come back numbered 0..g-1."""
+    from pysdcmicro.constructive._mdav import mdav_labels
+
+    Z = zscore(make_synthetic(2000, 4, kind="clustered", rng=11))
+    start = mdav_labels(Z, 5)
+    assert set(np.bincount(start)[:-1].tolist()) == {5}
+    sol = batch_local_search(Z, start, 5, Context(0), rounds=6, tol=0.0)
+    assert sol.info["dissolved"] > 0 and sol.info["moves"] > 0 and sol.info["swaps"] > 0
+    assert_k_partition(sol.labels, 2000, 5, max_size=9)
+    assert np.array_equal(np.unique(sol.labels), np.arange(sol.labels.max() + 1))
+    assert naive_sse(Z, sol.labels) < 0.95 * naive_sse(Z, start)
+    # the numpy rounds cannot change the group sizes from there (moves only leave groups above k)
+    plain = batch_local_search(Z, start, 5, Context(0), rounds=6, compiled=False)
+    assert naive_sse(Z, sol.labels) < naive_sse(Z, plain.labels)
+
+
+@pytest.mark.skipif(not pysdcmicro.large.compiled_available(), reason="numba not installed")
+def test_compiled_sweeps_with_duplicate_records_and_tied_centroids():
+    """Identical records make identical centroids (the k-d tree may list a group after its
+    twins): still a valid partition that is never worse."""
+    Z = np.repeat(np.array([[0.0, 0.0], [1.0, 0.0], [0.0, 1.0]]), 12, axis=0)
+    Z = np.vstack([Z, np.random.default_rng(3).normal(size=(12, 2))])
+    labels = np.arange(48) % 12
+    sol = batch_local_search(Z, labels, 3, Context(0), rounds=20, neighbours=11, tol=0.0)
+    assert_k_partition(sol.labels, 48, 3, max_size=5)
+    assert naive_sse(Z, sol.labels) <= naive_sse(Z, labels) + 1e-12
+
+
+def test_auto_light_in_blocks_is_never_worse_than_mdav():
+    from pysdcmicro.constructive._mdav import mdav_labels
+    from pysdcmicro.optimization._auto import _auto_solver
+
+    Z = zscore(make_synthetic(1500, 5, kind="uniform", rng=12))
+    sol = _auto_solver(Z, 5, Context(0), effort="light")
+    assert_k_partition(sol.labels, 1500, 5)
+    assert naive_sse(Z, sol.labels) <= naive_sse(Z, mdav_labels(Z, 5)) + 1e-9
+    expected = "mdav+local-search" if pysdcmicro.large.compiled_available() else "mdav+two-swap"
+    assert sol.info["winner"] == expected
 
 
 # --------------------------------------------------------------------------- the path

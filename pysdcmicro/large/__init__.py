@@ -5,10 +5,10 @@ parameters of :func:`pysdcmicro.microaggregate`, which takes this path by defaul
 
 from ._blocked import DEFAULT_BLOCK_SIZE, DEFAULT_REPAIR_PASSES, LARGE_N
 from ._blocks import group_windows, principal_axis, principal_blocks
-from ._local import batch_local_search
+from ._local import batch_local_search, compiled_available
 
 __all__ = ["microaggregate_blocked", "principal_blocks", "principal_axis", "group_windows",
-           "batch_local_search", "LARGE_N", "DEFAULT_BLOCK_SIZE", "DEFAULT_REPAIR_PASSES"]
+           "batch_local_search", "compiled_available", "LARGE_N", "DEFAULT_BLOCK_SIZE", "DEFAULT_REPAIR_PASSES"]
 
 
 def microaggregate_blocked(frame, k, *, method="mdav", block_size=None, repair="auto", repair_options=None,
@@ -38,7 +38,8 @@ def microaggregate_blocked(frame, k, *, method="mdav", block_size=None, repair="
         registered improvement name (``pysdcmicro.improvements()``) or a callable
         ``improver(Z, labels, k, ctx, **options)`` also works; ``"none"`` skips the repair.
     repair_options : dict, optional
-        Options of the repair step (for ``"auto"``: ``rounds``, ``neighbours``, ``max_size``).
+        Options of the repair step (for ``"auto"``: ``rounds``, ``neighbours``, ``max_size``,
+        ``tol``): the quality/time knob, with ``repair_passes``.
     repair_passes : int, default 2
         Passes over differently placed windows.
     window_size : int, optional

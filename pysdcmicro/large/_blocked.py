@@ -15,7 +15,8 @@
    groups into windows of whole groups (weighted principal-axis bisection of the group
    centroids, cut at other quantiles than the blocks' medians so the block borders run
    through the windows) and runs an improvement step in each window (default: the built-in
-   batched move/swap local search :func:`~pysdcmicro.large.batch_local_search`; or any
+   move/swap/dissolve local search :func:`~pysdcmicro.large.batch_local_search`, compiled
+   when numba is installed; or any
    registered improvement or callable ``improver(Z, labels, k, ctx)``), so groups may cross
    the borders. A window's new partition is kept only if it lowers the window's SSE and every
    group still has at least ``k`` records: the repair never raises the SSE. Windows of one
@@ -387,8 +388,6 @@ def _repair(plan: BlockPlan, Z, k, ctx, labels, strata, executor, memory, local_
             break
         started = time.monotonic()
         sizes, C, live = _group_stats(Z, labels)
-        order = np.argsort(labels, kind="stable")
-        starts = np.concatenate([[0], np.cumsum(sizes)])
         gids = np.flatnonzero(live)
         if strata is not None:
             first = np.full(sizes.size, labels.size)
@@ -404,6 +403,15 @@ def _repair(plan: BlockPlan, Z, k, ctx, labels, strata, executor, memory, local_
                 if w.size >= 2:
                     windows.append(ids[w])
         n_win = len(windows)
+        # Rows of every window at once (windows hold whole groups and a pass keeps each
+        # window's records inside it): one stable sort by window, O(n log n), no per-group loop.
+        win_of_group = np.full(sizes.size, n_win, dtype=np.int64)
+        for i, w in enumerate(windows):
+            win_of_group[w] = i
+        rec_win = win_of_group[labels]
+        win_order = np.argsort(rec_win, kind="stable")
+        win_starts = np.searchsorted(rec_win[win_order], np.arange(n_win + 1))
+        del rec_win
         seeds = [int(s) for s in ctx.rng.integers(0, 2**63 - 1, size=n_win, dtype=np.int64)]
         before_pass = sse_of(Z, labels)
         improved = [0]
@@ -411,8 +419,8 @@ def _repair(plan: BlockPlan, Z, k, ctx, labels, strata, executor, memory, local_
         next_id = [int(labels.max()) + 1]
         phase = ctx.deadline.child(fraction=1.0 / max(1, plan.repair_passes - p))
 
-        def window_rows(win: np.ndarray) -> np.ndarray:
-            return np.concatenate([order[starts[g]:starts[g + 1]] for g in win])
+        def window_rows(i: int) -> np.ndarray:
+            return win_order[win_starts[i]:win_starts[i + 1]]
 
         def local(win: np.ndarray, rows: np.ndarray) -> np.ndarray:
             lookup = np.empty(int(win.max()) + 1, dtype=np.int64)
@@ -420,7 +428,7 @@ def _repair(plan: BlockPlan, Z, k, ctx, labels, strata, executor, memory, local_
             return lookup[labels[rows]]
 
         def make_args(i: int) -> tuple:
-            rows = window_rows(windows[i])
+            rows = window_rows(i)
             return (Z[rows], local(windows[i], rows), k, plan.repair, plan.repair_options, seeds[i],
                     _task_seconds(phase, executor.workers, n_win - i))
 
@@ -430,7 +438,7 @@ def _repair(plan: BlockPlan, Z, k, ctx, labels, strata, executor, memory, local_
             new = result.get("labels")
             if new is not None:
                 win = windows[i]
-                rows = window_rows(win)
+                rows = window_rows(i)
                 new = np.asarray(new, dtype=np.int64)
                 if new.shape == rows.shape and new.min() >= 0:
                     counts = np.bincount(new)
@@ -462,6 +470,9 @@ def _repair(plan: BlockPlan, Z, k, ctx, labels, strata, executor, memory, local_
             info["passes"].append({"windows": n_win, "windows_done": done[0], "improved": improved[0],
                                    "interrupted": True})
             break
+        used = np.bincount(labels) > 0  # groups dissolved by a window: renumber without gaps, O(n)
+        if not used.all():
+            labels = (np.cumsum(used) - 1)[labels]
         after_pass = sse_of(Z, labels)
         if after_pass > before_pass + 1e-9 * max(1.0, before_pass):  # pragma: no cover  (guarded per window)
             raise RuntimeError("border repair raised the SSE")

@@ -18,6 +18,16 @@ Group sizes stay >= k (moves only leave groups above k) and no group grows beyon
 ``max_size`` (default 2k - 1). Deterministic: ties go to the lowest record, then the
 nearest neighbour group in index order.
 
+With numba installed (``pip install "pysdcmicro[fast]"``) the rounds run compiled
+(:mod:`._local_numba`) and differ in two ways that both pay (measured at 10^5 x 10,
+k = 5, blocks of 10^4 after MDAV: IL 0.7396 -> 0.6194 clustered, 10.80 -> 9.65 uniform in
+8 sweeps, against 0.6237 / 9.84 for MDAV + two-swap at about 20x the time): a round is a
+*sweep* that applies each record's best move or swap at once (every later record sees the
+updated centroids), and each sweep starts by trying to *dissolve* each group into its
+neighbour groups (its records inserted one by one where the exact insertion cost is least,
+kept when the costs add up to less than the group's SSE): after MDAV every group has exactly
+k records, and without dissolving no record could ever move.
+
 Time per round O(g^2 d + n L s d) for n records in g groups, L = ``neighbours``, s the
 largest group size; memory O(g^2 + chunk L s d): the g x g centroid distance matrix is why
 it is meant for windows of up to about 10^4 records (g ~ 2000 at k = 5: 32 MB).
@@ -29,16 +39,111 @@ import numpy as np
 
 from .._context import Context
 from .._result import Solution
-from .._validation import check_positive_int
+from .._validation import check_number, check_positive_int
 
-__all__ = ["batch_local_search"]
+__all__ = ["batch_local_search", "compiled_available"]
 
 _CHUNK = 1024
 _NB_EVERY = 3  # neighbour lists are recomputed every third round (measured: same gain, less time)
+#: Compiled sweeps per neighbour-list refresh (measured at 10^5 x 10: every 2 sweeps gave a
+#: lower IL than every 4 at the same number of sweeps, 0.6194 against 0.6252).
+_NB_EVERY_COMPILED = 2
+_NB = None
+
+
+def _kernels():
+    """The compiled sweeps (numba; compiled on first use, cached on disk), or None."""
+    global _NB
+    if _NB is None:
+        import os
+
+        _NB = False
+        if not os.environ.get("PYSDCMICRO_NO_NUMBA"):
+            try:
+                from . import _local_numba
+                _NB = _local_numba
+            except Exception:  # numba missing or unusable: the numpy rounds serve
+                pass
+    return _NB or None
+
+
+def compiled_available() -> bool:
+    """True when the compiled local-search sweeps can run (numba installed)."""
+    return _kernels() is not None
+
+
+def _neighbour_groups(C: np.ndarray, L: int) -> np.ndarray:
+    """Each group's L nearest other groups by centroid (k-d tree; O(g log g))."""
+    from scipy.spatial import cKDTree
+
+    _, nb = cKDTree(C).query(C, L + 1)
+    nb = np.asarray(nb, dtype=np.int64).reshape(C.shape[0], L + 1)
+    own = np.arange(C.shape[0])[:, None]
+    # the group itself is normally first; drop it wherever it is (duplicate centroids)
+    out = np.empty((C.shape[0], L), dtype=np.int64)
+    keep = nb != own
+    first = keep.all(axis=1)  # the group itself not found (ties beyond L + 1): drop the last
+    keep[first, -1] = False
+    out[:] = nb[keep].reshape(C.shape[0], L)
+    return out
+
+
+def _compiled_search(kernels, Z, labels, k, ctx, rounds, L, max_size, tol) -> Solution:
+    n, d = Z.shape
+    Zc = np.ascontiguousarray(Z, dtype=np.float64)
+    info = {"rounds": 0, "moves": 0, "swaps": 0, "dissolved": 0, "evaluations": 0}
+    status = "done"
+    out = np.zeros(6)
+    converged = False
+    while info["rounds"] < rounds:
+        if ctx.expired():
+            status = "limit"
+            break
+        _, labels = np.unique(labels, return_inverse=True)  # groups dissolved last call: gone
+        labels = labels.reshape(-1).astype(np.int64)
+        g = int(labels[-1] if n == 0 else labels.max()) + 1
+        Lg = min(L, g - 1)
+        if Lg < 1:
+            converged = True
+            break
+        size = np.bincount(labels, minlength=g).astype(np.int64)
+        width = max(max_size, int(size.max()))
+        order = np.argsort(labels, kind="stable")
+        starts = np.concatenate([[0], np.cumsum(size)])
+        where = np.empty(n, dtype=np.int64)
+        where[order] = np.arange(n) - starts[labels[order]]
+        members = np.full((g, width), -1, dtype=np.int64)
+        members[labels[order], where[order]] = order
+        C = np.empty((g, d))
+        for j in range(d):
+            C[:, j] = np.bincount(labels, weights=Zc[:, j], minlength=g) / size
+        nb = _neighbour_groups(C, Lg)
+        sums = np.zeros((g, d))
+        step = min(_NB_EVERY_COMPILED, rounds - info["rounds"])
+        kernels.sweeps(Zc, labels, k, max_size, nb, step, tol, members, size.copy(), where, size, sums, C, out,
+                       True)
+        info["rounds"] += int(out[0])
+        info["moves"] += int(out[1])
+        info["swaps"] += int(out[2])
+        info["dissolved"] += int(out[4])
+        info["evaluations"] += int(out[5])
+        if int(out[0]) < step:  # stopped early: nothing (or too little) left to gain
+            converged = True
+            break
+    _, labels = np.unique(labels, return_inverse=True)
+    labels = labels.reshape(-1).astype(np.int64)
+    message = ""
+    if status == "done" and not converged:
+        status = "limit"
+        message = f"stopped after the last of {rounds} rounds"
+    elif status == "limit":
+        message = "time limit reached"
+    return Solution(labels=labels, status=status, message=message, info=info)
 
 
 def batch_local_search(Z: np.ndarray, labels: np.ndarray, k: int, ctx: Context, *, rounds: int = 9,
-                       neighbours: int = 8, max_size: int | None = None) -> Solution:
+                       neighbours: int = 8, max_size: int | None = None, tol: float = 1e-4,
+                       compiled: bool | None = None) -> Solution:
     """Improve a k-partition by batched moves and swaps between neighbouring groups.
 
     An improvement core (``improver(Z, labels, k, ctx, **options) -> Solution``): the
@@ -60,6 +165,15 @@ def batch_local_search(Z: np.ndarray, labels: np.ndarray, k: int, ctx: Context, 
         Candidate groups per record: the nearest group centroids to its own group's.
     max_size : int, optional
         Largest group a move may create; default ``2k - 1``.
+    tol : float, default 1e-4
+        Compiled sweeps only: stop after a sweep that lowers the SSE by less than this
+        fraction (0 = sweep until nothing improves or ``rounds`` is reached).
+    compiled : bool, optional
+        Use the compiled sweeps (default: when numba is installed); False forces the numpy
+        rounds.
+
+    The quality/time knob of the border repair is ``rounds``, ``neighbours`` and ``tol``
+    (more neighbours: lower IL, proportionally more time).
 
     Examples
     --------
@@ -73,6 +187,7 @@ def batch_local_search(Z: np.ndarray, labels: np.ndarray, k: int, ctx: Context, 
     neighbours = check_positive_int(neighbours, "neighbours")
     max_size = check_positive_int(max_size, "max_size", minimum=k, allow_none=True)
     max_size = 2 * k - 1 if max_size is None else max_size
+    tol = check_number(tol, "tol", low=0.0)
     labels = np.array(labels, dtype=np.int64, copy=True)
     n, d = Z.shape
     g = int(labels.max()) + 1 if n else 0
@@ -80,6 +195,9 @@ def batch_local_search(Z: np.ndarray, labels: np.ndarray, k: int, ctx: Context, 
     L = min(neighbours, g - 1)
     if L < 1 or rounds == 0:
         return Solution(labels=labels, info=info)
+    kernels = _kernels() if compiled is None or compiled else None
+    if kernels is not None:
+        return _compiled_search(kernels, Z, labels, k, ctx, rounds, L, max_size, tol)
     zz = np.einsum("ij,ij->i", Z, Z)
     scale = float(zz.sum()) / max(n, 1) + 1.0
     tol = 1e-12 * scale

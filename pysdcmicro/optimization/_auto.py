@@ -28,7 +28,9 @@ Two regimes (issue 14):
   not reproducible even with a seed.
 
 The large-data path (``blocks``, more than 50 000 records) runs ``auto`` inside each block
-with ``effort="light"``: MDAV then two-swap on the block (the border repair follows).
+with ``effort="light"``: MDAV then, with numba installed, the compiled move/swap/dissolve
+sweeps of :func:`pysdcmicro.large.batch_local_search` (without numba: two-swap) on the
+block; the border repair follows.
 """
 
 from __future__ import annotations
@@ -416,6 +418,17 @@ def _auto_solver(Z: np.ndarray, k: int, ctx: Context, *, effort: str = "full", p
                         message="auto: fewer than 2k records: one group, optimal", info=info)
     if effort == "light":  # inside the blocks of the large-data path
         t = time.monotonic()
+        from ..large._local import batch_local_search, compiled_available
+
+        if compiled_available():  # compiled sweeps: lower IL than two-swap in a small part of its time
+            m = mdav_labels(Z, k)
+            ctx.offer(m, sse(Z, m))
+            sol = batch_local_search(Z, m, k, ctx.child(stage="local search"))
+            base = sol.labels if sse(Z, sol.labels) <= sse(Z, m) else m
+            info.update(winner="mdav+local-search", seconds={"mdav+local-search": time.monotonic() - t},
+                        local_search=sol.info)
+            return Solution(labels=base, status="limit" if ctx.expired() else "done",
+                            message="auto (light): MDAV + compiled local search", info=info)
         _, base, base_sse = _baseline(Z, k, ctx)
         info.update(winner="mdav+two-swap", seconds={"mdav+two-swap": time.monotonic() - t})
         return Solution(labels=base, status="limit" if ctx.expired() else "done",
