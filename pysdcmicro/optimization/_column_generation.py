@@ -700,7 +700,9 @@ def _solve_mip(Z, k, pool, pi, lower, best_labels, best_sse, ctx, mip_time, mip_
             mip_solver, fell_back = "cpsat", True
             tl = min(tl, ctx.remaining())
     if mip_solver != "highs":
-        scale = 2.0**30 / max(float(costs[cols].max()), 1e-300)
+        top = float(costs[cols].max())
+        # every column costing 0 (duplicated records): 2**30 / 1e-300 is inf and 0 * inf nan
+        scale = 2.0**30 / top if top > 2.0**30 / 1e300 else 1.0
         icost = np.rint(costs[cols] * scale).astype(np.int64)
         res = _ortools.cpsat_set_partition(n, [pool.members[c] for c in cols], icost, hint=hint,
                                            time_limit=None if mip_det is not None else tl,
