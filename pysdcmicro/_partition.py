@@ -68,14 +68,18 @@ def group_sizes(labels: np.ndarray) -> np.ndarray:
 
 
 def group_means(X: np.ndarray, labels: np.ndarray, n_groups: int | None = None) -> np.ndarray:
-    """Mean of each group, shape ``(g, p)``. O(n p) time, O(g p) extra memory."""
+    """Mean of each group, shape ``(g, p)``. O(n p) time, O(g p) extra memory.
+
+    A label with no record (labels with gaps, e.g. blocks numbered apart after an
+    interrupt) gets a row of NaN, silently: no record uses it."""
     labels = np.asarray(labels)
     g = int(labels.max()) + 1 if n_groups is None else n_groups
     counts = np.bincount(labels, minlength=g).astype(np.float64)
     sums = np.empty((g, X.shape[1]))
     for j in range(X.shape[1]):
         sums[:, j] = np.bincount(labels, weights=X[:, j], minlength=g)
-    return sums / counts[:, None]
+    with np.errstate(invalid="ignore", divide="ignore"):
+        return sums / counts[:, None]
 
 
 def sse(Z: np.ndarray, labels: np.ndarray) -> float:
