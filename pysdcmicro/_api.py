@@ -20,6 +20,7 @@ from ._context import Context, ProgressEvent
 from ._errors import ConstantColumnWarning, InvalidInputError, InvalidTypeError, StratumTooSmallError
 from ._partition import canonical_labels, check_partition, groups_from_labels, sse, sst
 from ._result import MicroaggregationResult, Solution
+from . import _interrupt
 from ._release import release_sse_sst, verify_release_values
 from ._standardize import SCALINGS, standardization, standardize
 from ._aggregate import MEASURES, MISSING, group_statistic, round_release, standardization_with_missing
@@ -558,6 +559,7 @@ def microaggregate(frame: Any, k: int, *, variables: Any = None, method: str | C
         method_options = {**method_options, "effort": "light"}  # blocks: MDAV + two-swap each
         options_setting["effort"] = "light"
     try:
+        _interrupt.start_solving()  # the command line: raises at once if Ctrl-C came while preparing
         if plan is not None:
             Z_part = Z
             if ds.strata is not None and strata_scaling == "stratum":  # groups never cross strata
@@ -577,16 +579,19 @@ def microaggregate(frame: Any, k: int, *, variables: Any = None, method: str | C
             labels, status, message, lower, info = _solve_strata(
                 ds, method_core, method_options, steps, Z, k, root, callback, keep_history, total, scaling, full_name,
                 strata_scaling == "stratum")
-    except KeyboardInterrupt:
-        if plan is None:  # the other paths release their incumbent themselves (_run_core)
+    except KeyboardInterrupt as exc:
+        early = isinstance(exc, _interrupt.InterruptedBeforeSolve)
+        if plan is None and not early:  # the other paths release their incumbent themselves (_run_core)
             raise
-        # Ctrl-C before the blocks had a partition (while they are planned): release runs of k
+        # Ctrl-C before the method started (command line: while the data were read and
+        # prepared) or before the blocks had a partition (while they are planned): runs of k
         root.deadline.stop()
         labels = _principal_axis_runs_by_stratum(Z, k, ds.strata)
         status, lower, info = "limit", None, {}
-        message = ("interrupted (Ctrl-C) before the blocks had a partition: records grouped in runs of k along "
-                   "their first principal axis")
+        message = ("interrupted (Ctrl-C) before the " + ("method started" if early else "blocks had a partition")
+                   + ": records grouped in runs of k along their first principal axis")
     finally:
+        _interrupt.stop_solving()
         if isinstance(callback, _TerminalProgress):
             callback.close()
 

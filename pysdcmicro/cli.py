@@ -34,7 +34,7 @@ from typing import Any, Sequence
 import numpy as np
 import pandas as pd
 
-from . import __version__
+from . import __version__, _interrupt
 from ._csvio import read_float_columns, write_csv
 from ._errors import InvalidInputError, PysdcmicroError, ReleaseCheckError
 
@@ -408,7 +408,9 @@ def _sigint_held():
         yield
     finally:
         signal.signal(signal.SIGINT, signal.default_int_handler if previous is None else previous)
-        if received and previous is not signal.SIG_IGN:
+        if received and _interrupt.is_managed():
+            _interrupt.deferred(len(received))  # counted: a second Ctrl-C of the run aborts
+        elif received and previous is not signal.SIG_IGN:
             raise KeyboardInterrupt
 
 
@@ -690,7 +692,7 @@ def _cmd_methods(args: argparse.Namespace) -> int:
 
 def _cmd_microaggregate(args: argparse.Namespace) -> int:
     from ._api import _progress_callback, microaggregate
-    from ._validation import check_rng, default_variables
+    from ._validation import check_rng
     from ._registry import get_improvement, get_method
 
     _check_output_paths({"INPUT": args.input},
@@ -715,6 +717,15 @@ def _cmd_microaggregate(args: argparse.Namespace) -> int:
     if streaming_applies(args):
         return run_cli(args, method=spec.name, options=options, improve=improve, improve_options=improve_options,
                        blocks=_parse_blocks(args.blocks))
+    with _interrupt.managed():  # first Ctrl-C: stop and write what there is; second: abort (exit 130)
+        return _run_microaggregate(args, spec, options, improve, improve_options, strata)
+
+
+def _run_microaggregate(args: argparse.Namespace, spec: Any, options: dict, improve: Any, improve_options: Any,
+                        strata: list[str] | None) -> int:
+    from ._api import _progress_callback, microaggregate
+    from ._validation import default_variables
+
     requested = _parse_variable_groups(args.variables)
     groups = requested if requested and isinstance(requested[0], list) else None
     flat = [v for group in groups for v in group] if groups else requested
@@ -798,7 +809,7 @@ def _write_release(result: Any, original: pd.DataFrame, *, output: str | None, s
             released, checked_on = None, None
             _verify(original, result.data[variables], result, what=what)
         skipped = None
-        if result.status == "limit" and "interrupted (Ctrl-C)" in (result.message or ""):
+        if _interrupt.received() or (result.status == "limit" and "interrupted (Ctrl-C)" in (result.message or "")):
             skipped = ("record linkage not computed: the run was interrupted (Ctrl-C) and the outputs are written "
                        "at once; `pysdcmicro report ORIGINAL MASKED` computes it")
         rep = report(result, original, released=released, checked_on=checked_on, linkage_skipped=skipped)

@@ -76,3 +76,95 @@ def test_ctrl_c_at_start_up_is_one_line_not_a_traceback(tmp_path, delay):
     if code == 0:
         assert out.exists()
     assert sorted(p.name for p in tmp_path.iterdir() if p.name.startswith(".pysdcmicro-")) == []
+
+
+# -- Ctrl-C by phase, in process (deterministic: the signal is sent from inside the phase) --
+
+def _data(tmp_path, n=400):
+    rng = np.random.default_rng(3)
+    path = tmp_path / "in.csv"
+    pd.DataFrame({"x": rng.normal(size=n), "y": rng.normal(size=n) * 10, "z": rng.integers(0, 50, n)}).to_csv(
+        path, index=False)
+    return path
+
+
+def _sigint_inside(monkeypatch, module, name, times=1):
+    """Make ``module.name`` send itself ``times`` SIGINTs before it does its work."""
+    real = getattr(module, name)
+
+    def wrapped(*args, **kwargs):
+        for _ in range(times):
+            os.kill(os.getpid(), signal.SIGINT)
+        return real(*args, **kwargs)
+
+    monkeypatch.setattr(module, name, wrapped)
+
+
+def _run(tmp_path, *extra):
+    from pysdcmicro import cli
+
+    out, rep = tmp_path / "out.csv", tmp_path / "rep.json"
+    code = cli.main(["microaggregate", str(_data(tmp_path)), "--k", "3", "-o", str(out), "--report", str(rep),
+                     "-q", "--method", "mdav", *extra])
+    return code, out, rep
+
+
+def _check_written(tmp_path, out, rep, message_part):
+    import json
+
+    from pysdcmicro.metrics import is_k_anonymous
+
+    assert out.exists() and rep.exists()
+    data = json.loads(rep.read_text())
+    assert data["status"] == "limit" and message_part in data["message"], data["message"]
+    assert is_k_anonymous(pd.read_csv(out)[data["variables"]], 3)
+    assert "not computed" in data["risk"]["record_linkage_note"]
+    assert [p.name for p in tmp_path.iterdir() if p.name.startswith(".pysdcmicro-")] == []
+
+
+@pytest.mark.parametrize("where", ["read_table", "default_variables"])
+def test_ctrl_c_while_reading_writes_a_release(tmp_path, monkeypatch, where):
+    from pysdcmicro import _validation, cli
+
+    _sigint_inside(monkeypatch, cli if where == "read_table" else _validation, where)
+    code, out, rep = _run(tmp_path)
+    assert code == 0
+    _check_written(tmp_path, out, rep, "before the method started")
+
+
+def test_ctrl_c_while_writing_finishes_the_write(tmp_path, monkeypatch):
+    from pysdcmicro import cli
+
+    _sigint_inside(monkeypatch, cli, "_write_table")
+    code, out, rep = _run(tmp_path)
+    assert code == 0 and out.exists() and rep.exists()
+    import json
+
+    assert json.loads(rep.read_text())["status"] == "done"  # the search had finished: its result is whole
+
+
+def test_second_ctrl_c_aborts_and_writes_nothing(tmp_path, monkeypatch, capsys):
+    from pysdcmicro import cli
+
+    _sigint_inside(monkeypatch, cli, "_write_table", times=2)
+    code, out, rep = _run(tmp_path)
+    assert code == 130 and not out.exists() and not rep.exists()
+    assert "no output file was written or changed" in capsys.readouterr().err
+    assert [p.name for p in tmp_path.iterdir() if p.name.startswith(".pysdcmicro-")] == []
+
+
+def test_ctrl_c_in_read_then_again_in_the_fallback_aborts(tmp_path, monkeypatch):
+    from pysdcmicro import _api, cli
+
+    _sigint_inside(monkeypatch, cli, "read_table")
+    _sigint_inside(monkeypatch, _api, "_principal_axis_runs_by_stratum")
+    code, out, rep = _run(tmp_path)
+    assert code == 130 and not out.exists()
+
+
+def test_python_api_keeps_pythons_ctrl_c(monkeypatch):
+    """Outside the command, Ctrl-C is Python's: no handler of ours is left installed."""
+    from pysdcmicro import _interrupt
+
+    assert signal.getsignal(signal.SIGINT) is signal.default_int_handler
+    assert not _interrupt.received()

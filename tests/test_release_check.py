@@ -10,6 +10,7 @@ from __future__ import annotations
 from collections import Counter
 
 import numpy as np
+import pandas as pd
 import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
@@ -100,3 +101,20 @@ def test_check_uses_no_copy_of_the_whole_matrix():
     peak = tracemalloc.get_traced_memory()[1]
     tracemalloc.stop()
     assert peak < 0.5 * X.nbytes, (peak, X.nbytes)
+
+
+def test_writer_formats_each_distinct_value_once_and_writes_pandas_bytes(tmp_path):
+    """Columns of repeated values (a release) take the deduplicated path of the CSV writer:
+    the bytes are still those of ``to_csv`` (0.0 and -0.0 apart, NaN empty, odd magnitudes)."""
+    from pysdcmicro import _csvio
+
+    if not _csvio.fast_writer_available():
+        pytest.skip("pyarrow is not installed: pandas writes")
+    rng = np.random.default_rng(5)
+    pool = np.array([0.0, -0.0, np.nan, 1e-7, 123456.0, 1e16, -2.5, 0.1, 5e-324, 1.7976931348623157e308])
+    n = 3 * _csvio._DEDUP_MIN
+    frame = pd.DataFrame({"a": pool[rng.integers(0, pool.size, n)], "b": rng.normal(size=n // 3).repeat(3),
+                          "t": rng.integers(0, 9, n).astype(str)})
+    path = tmp_path / "w.csv"
+    _csvio.write_csv(frame, path)
+    assert path.read_bytes() == frame.to_csv(index=False).encode()

@@ -1,0 +1,106 @@
+"""Ctrl-C (SIGINT) as the ``pysdcmicro`` command handles it (issue 19).
+
+The first Ctrl-C means "stop searching and write what you have"; a second one means
+"abort": nothing is written, exit status 130.
+
+While :func:`managed` is active (the command's run, main thread only), what the first
+SIGINT does depends on the phase of the run:
+
+* while the data are read, checked and standardised: it is recorded and the run goes on to
+  the point where a partition can be made; the method is then not started
+  (:func:`start_solving` raises :class:`InterruptedBeforeSolve`, a ``KeyboardInterrupt``)
+  and the records are grouped in runs of k along their first principal axis;
+* while a method searches (between :func:`start_solving` and :func:`stop_solving`): it
+  raises ``KeyboardInterrupt`` there, as Python's default handler does, and the method
+  returns its best partition so far (status ``limit``);
+* after the search (the release is built, checked, written, the report made): it is
+  recorded, the outputs are finished (the report leaves out its slow measures) and
+  written.
+
+A second SIGINT, at any moment, raises ``KeyboardInterrupt`` at once. Without
+:func:`managed` (the Python API) nothing here changes Python's behaviour: Ctrl-C raises
+``KeyboardInterrupt`` wherever it lands and a running method returns its incumbent.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import signal
+import threading
+import time
+
+__all__ = ["managed", "start_solving", "stop_solving", "received", "InterruptedBeforeSolve"]
+
+
+class InterruptedBeforeSolve(KeyboardInterrupt):
+    """Ctrl-C came while the data were read and prepared: the method is not started."""
+
+
+class _State:
+    active = False
+    solving = 0
+    count = 0
+    first_at: float | None = None
+
+
+_state = _State()
+
+
+def _handler(signum, frame) -> None:
+    _state.count += 1
+    if _state.first_at is None:
+        _state.first_at = time.monotonic()
+    if _state.count >= 2 or _state.solving:
+        raise KeyboardInterrupt
+
+
+@contextlib.contextmanager
+def managed():
+    """Handle SIGINT by phase (see the module docstring) for the duration of the block;
+    a no-op outside the main thread or where signals cannot be set."""
+    if threading.current_thread() is not threading.main_thread():
+        yield
+        return
+    try:
+        previous = signal.signal(signal.SIGINT, _handler)
+    except (ValueError, OSError):  # pragma: no cover - no signal support here
+        yield
+        return
+    _state.active, _state.solving, _state.count, _state.first_at = True, 0, 0, None
+    try:
+        yield
+    finally:
+        _state.active, _state.solving = False, 0
+        signal.signal(signal.SIGINT, signal.default_int_handler if previous is None else previous)
+
+
+def start_solving() -> None:
+    """A method starts searching: a first Ctrl-C now raises ``KeyboardInterrupt``. If one
+    came before (while reading and preparing), raise :class:`InterruptedBeforeSolve`."""
+    if not _state.active:
+        return
+    if _state.count:
+        raise InterruptedBeforeSolve
+    _state.solving += 1
+
+
+def stop_solving() -> None:
+    """The search is over: a first Ctrl-C is only recorded again."""
+    if _state.active and _state.solving:
+        _state.solving -= 1
+
+
+def received() -> bool:
+    """Whether a Ctrl-C came during the managed run."""
+    return _state.active and _state.count > 0
+
+
+def deferred(count: int) -> None:
+    """``count`` SIGINTs were held during a critical section (see ``cli._sigint_held``):
+    count them now, raising ``KeyboardInterrupt`` if that makes a second one."""
+    for _ in range(count):
+        _handler(signal.SIGINT, None)
+
+
+def is_managed() -> bool:
+    return _state.active
