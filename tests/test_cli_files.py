@@ -302,8 +302,9 @@ def test_ctrl_c_during_the_renames_is_held_until_every_output_is_in_place(tmp_pa
     def replace_then_signal(src, dst):
         replace(src, dst)
         calls.append(dst)
-        if len(calls) == 1:
-            os.kill(os.getpid(), signal.SIGINT)  # a real second Ctrl-C between two renames
+        if len(calls) == 1:  # a real Ctrl-C, then a second one (abort), between two renames
+            os.kill(os.getpid(), signal.SIGINT)
+            os.kill(os.getpid(), signal.SIGINT)
 
     monkeypatch.setattr(os, "replace", replace_then_signal)
     out, rep = tmp_path / "o.csv", tmp_path / "r.json"
@@ -320,16 +321,23 @@ _SIGNAL_SCRIPT = textwrap.dedent("""
     real = cli._write_json
     def write_json(path, *args, **kwargs):
         real(path, *args, **kwargs)
-        os.kill(os.getpid(), signal.SIGINT)  # Ctrl-C while the outputs are being written
+        os.kill(os.getpid(), signal.SIGINT)  # Ctrl-C while the outputs are being written:
+        if "-q" in sys.argv:                 # the first finishes them, a second aborts
+            os.kill(os.getpid(), signal.SIGINT)
     cli._write_json = write_json
     sys.exit(cli.main(sys.argv[1:]))
 """)
 
 
 def test_real_sigint_in_a_subprocess_exits_130_without_traceback(tmp_path, data):
-    proc = subprocess.run([sys.executable, "-c", _SIGNAL_SCRIPT, "microaggregate", str(data), "--k", "2",
-                           "-o", str(tmp_path / "o.csv"), "--report", str(tmp_path / "r.json")],
-                          capture_output=True, text=True, timeout=120)
+    command = [sys.executable, "-c", _SIGNAL_SCRIPT, "microaggregate", str(data), "--k", "2",
+               "-o", str(tmp_path / "o.csv"), "--report", str(tmp_path / "r.json")]
+    proc = subprocess.run(command, capture_output=True, text=True, timeout=120)  # one Ctrl-C: finished
+    assert proc.returncode == 0 and "Traceback" not in proc.stderr, proc.stderr
+    assert listing(tmp_path) == {"in.csv", "o.csv", "r.json"}
+    (tmp_path / "o.csv").unlink()
+    (tmp_path / "r.json").unlink()
+    proc = subprocess.run(command + ["-q"], capture_output=True, text=True, timeout=120)  # two: abort
     assert proc.returncode == 130, proc.stderr
     assert proc.stderr.strip() == "pysdcmicro: interrupted; no output file was written or changed"
     assert listing(tmp_path) == {"in.csv"}
