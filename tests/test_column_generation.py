@@ -214,10 +214,11 @@ def test_unfinished_exact_pricing_still_gives_a_positive_bound():
     rng = np.random.default_rng(3)
     X = np.concatenate([rng.normal(c, w, size=(30, 3)) for c, w in ((0, 0.5), (4, 1.0), (9, 2.0))])
     Z = zscore(X)
-    # A time limit bounds the search (0.15 x 8 s); the assertions hold whatever it reaches.
-    # (The run lasts the whole limit: the time left goes to ICSM restarts.)
-    sol = solve_column_generation(Z, 5, Context(0, time_limit=8), max_iterations=2, mip=False,
-                                  bound_steps=2)
+    # Deterministic budgets, no clock (a time limit of 8 s made this fail twice at load ~25:
+    # the bound search got no time): two iterations, two search steps, exact pricing by
+    # node budgets (pricing_deterministic_time), no time limit (so no ICSM restarts).
+    sol = solve_column_generation(Z, 5, Context(0), max_iterations=2, mip=False, bound_steps=2,
+                                  pricing_deterministic_time=1.0)
     nn = sol.info["nn_bound"]
     assert 0 < nn <= sol.lower_bound
     assert sol.lower_bound <= naive_sse(Z, sol.labels) + 1e-9
