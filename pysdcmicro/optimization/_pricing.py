@@ -417,6 +417,24 @@ def nn_dual(nbr_dist: np.ndarray, k: int) -> np.ndarray:
     return np.min(np.stack([cums[:, s - 1] / (2.0 * s) for s in sizes]), axis=0)
 
 
+def _anchor_value(res: dict, relaxed: float, Z: np.ndarray, pi: np.ndarray, members: np.ndarray,
+                  columns: list) -> float:
+    """An anchor's bound from a branch-and-bound result (:func:`branch_and_bound_anchor`):
+    its minimum (clipped at 0, lowered by a float margin) when complete, else the larger of
+    the search's open-node bound and the relaxation bound ``relaxed``. Appends the groups
+    found (as record rows, with their reduced cost recomputed in the centroid form) that are
+    negative to ``columns``."""
+    val = min(0.0, res["value"])
+    val -= 1e-12 * (abs(val) + 1.0)
+    for pos, _v in res["columns"]:
+        rows = np.sort(members[pos])
+        G = Z[rows]
+        rc = float(((G - G.mean(axis=0)) ** 2).sum() - pi[rows].sum())
+        if rc < -1e-9:
+            columns.append((rows, rc))
+    return val if res["complete"] else max(relaxed, val)
+
+
 def anchored_pricing(Z: np.ndarray, nbr_dist: np.ndarray, pi: np.ndarray, k: int, s: int, *,
                      deadline=None, enumerate_limit: int = 100_000,
                      time_limit: float | None = None, deterministic_time: float | None = None,
@@ -495,19 +513,11 @@ def anchored_pricing(Z: np.ndarray, nbr_dist: np.ndarray, pi: np.ndarray, k: int
                                  deadline.child(time_limit) if deadline is not None else _Deadline(time_limit)),
                              keep=per_anchor, rate=rate)
             bb_nodes += res["nodes"]
-            val = min(0.0, res["value"])
-            val -= 1e-12 * (abs(val) + 1.0)
-            anchor_val[i] = val if res["complete"] else max(anchor_lb[i], val)
+            anchor_val[i] = _anchor_value(res, anchor_lb[i], Z, pi, members, columns)
             if res["complete"]:
                 solved += 1
             else:
                 proven = False
-            for pos, _v in res["columns"]:
-                rows = np.sort(members[pos])
-                G = Z[rows]
-                rc = float(((G - G.mean(axis=0)) ** 2).sum() - pi[rows].sum())
-                if rc < -1e-9:
-                    columns.append((rows, rc))
             continue
         # Tighten: the other s-2 members of l's group lie in the candidate set (or are the
         # anchor), so a'_l can be taken over those only; repeat while the set shrinks.
@@ -562,19 +572,11 @@ def anchored_pricing(Z: np.ndarray, nbr_dist: np.ndarray, pi: np.ndarray, k: int
             else:
                 res = branch_and_bound_anchor(Dsub, pis, s, node_limit=limit, deadline=dl, keep=per_anchor)
             bb_nodes += res["nodes"]
-            val = min(0.0, res["value"])
-            val -= 1e-12 * (abs(val) + 1.0)
-            anchor_val[i] = max(anchor_lb[i], val) if not res["complete"] else val
+            anchor_val[i] = _anchor_value(res, anchor_lb[i], Z, pi, members, columns)
             if res["complete"]:
                 solved += 1
             else:
                 proven = False
-            for pos, _v in res["columns"]:
-                rows = np.sort(members[pos])
-                G = Z[rows]
-                rc = float(((G - G.mean(axis=0)) ** 2).sum() - pi[rows].sum())
-                if rc < -1e-9:
-                    columns.append((rows, rc))
             continue
         if math.comb(cand.size, s - 1) <= enumerate_limit:
             val, pos = _enumerate_anchor(Dsub, pis, s)
@@ -698,33 +700,43 @@ def _bb_kernel(points: bool = False):
     return _KERNEL[1 if points else 0]
 
 
-def _bb_points(kernel, P: np.ndarray, pis: np.ndarray, A: np.ndarray, s: int, *,
-               node_limit: int | None, deadline, keep: int, rate: list, best: float = 0.0) -> dict:
-    """The compiled search on points ``P`` (anchor first, candidates in their order) with
-    pair bounds ``A`` (c x s, cumulated: ``A[l, r]`` <= the r smallest distances from
-    candidate l to the others); the result dict of :func:`branch_and_bound_anchor`
-    (positions into ``P``). Deadline as a node budget at the measured rate (see
-    :func:`_bb_compiled`)."""
+def _run_kernel(kernel, X: np.ndarray, pis: np.ndarray, A: np.ndarray, s: int, *,
+                node_limit: int | None, deadline, keep: int, rate: list, best: float) -> tuple:
+    """One call of a compiled kernel; the deadline as a node budget at the measured node
+    rate (``rate[0]``, nodes per second, updated here: the kernel cannot read a clock).
+    Returns ``(value, complete, nodes, positions)``, positions (candidate indices, 0-based)
+    of the kept groups, best first."""
     import time
 
-    out = {"value": best, "complete": True, "columns": [], "nodes": 0}
-    if P.shape[0] - 1 < s - 1:
-        return out
     limit = node_limit if node_limit is not None else 1 << 62
     if deadline is not None:
         rem = deadline.remaining()
         if math.isfinite(rem):
             limit = min(limit, max(1000, int(rem * rate[0])))
     t0 = time.perf_counter()
-    value, complete, nodes, fval, fpos, nf = kernel(np.ascontiguousarray(P, dtype=np.float64),
+    value, complete, nodes, fval, fpos, nf = kernel(np.ascontiguousarray(X, dtype=np.float64),
                                                     np.ascontiguousarray(pis, dtype=np.float64), s,
                                                     np.ascontiguousarray(A, dtype=np.float64),
                                                     float(best), int(limit), int(keep))
     dt = time.perf_counter() - t0
     if nodes >= 20_000 and dt > 0:
         rate[0] = 0.5 * rate[0] + 0.5 * nodes / dt
-    out.update(value=float(value), complete=bool(complete), nodes=int(nodes))
-    out["columns"] = [(np.concatenate([[0], 1 + fpos[j, :s - 1]]), float(fval[j])) for j in range(nf)]
+    return float(value), bool(complete), int(nodes), [(fpos[j, :s - 1], float(fval[j])) for j in range(nf)]
+
+
+def _bb_points(kernel, P: np.ndarray, pis: np.ndarray, A: np.ndarray, s: int, *,
+               node_limit: int | None, deadline, keep: int, rate: list, best: float = 0.0) -> dict:
+    """The compiled search on points ``P`` (anchor first, candidates in their order) with
+    pair bounds ``A`` (c x s, cumulated: ``A[l, r]`` <= the r smallest distances from
+    candidate l to the others); the result dict of :func:`branch_and_bound_anchor`
+    (positions into ``P``). Deadline as a node budget (see :func:`_run_kernel`)."""
+    out = {"value": best, "complete": True, "columns": [], "nodes": 0}
+    if P.shape[0] - 1 < s - 1:
+        return out
+    value, complete, nodes, found = _run_kernel(kernel, P, pis, A, s, node_limit=node_limit,
+                                                deadline=deadline, keep=keep, rate=rate, best=best)
+    out.update(value=value, complete=complete, nodes=nodes)
+    out["columns"] = [(np.concatenate([[0], 1 + pos]), v) for pos, v in found]
     return out
 
 
@@ -750,29 +762,18 @@ def _bb_prepare(Dsub: np.ndarray, pis: np.ndarray, s: int):
 
 def _bb_compiled(kernel, Dsub: np.ndarray, pis: np.ndarray, s: int, *, node_limit: int | None,
                  deadline, keep: int, rate: list, best: float = 0.0) -> dict:
-    """:func:`branch_and_bound_anchor` by the compiled kernel: same result dict. The kernel
-    cannot read a clock, so the deadline becomes a node budget at the measured node rate
-    (``rate[0]``, nodes per second, updated here); a search stopped by its budget returns
+    """:func:`branch_and_bound_anchor` by the compiled kernel: same result dict; a search
+    stopped by its budget (the deadline as a node budget, see :func:`_run_kernel`) returns
     its open nodes' least bound, as the numpy search does."""
-    import time
-
     out = {"value": best, "complete": True, "columns": [], "nodes": 0}
     c = Dsub.shape[0] - 1
     if c < s - 1:
         return out
     D, p, A, perm = _bb_prepare(Dsub, pis, s)
-    limit = node_limit if node_limit is not None else 1 << 62
-    if deadline is not None:
-        rem = deadline.remaining()
-        if math.isfinite(rem):
-            limit = min(limit, max(1000, int(rem * rate[0])))
-    t0 = time.perf_counter()
-    value, complete, nodes, fval, fpos, nf = kernel(D, p, s, A, float(best), int(limit), int(keep))
-    dt = time.perf_counter() - t0
-    if nodes >= 20_000 and dt > 0:
-        rate[0] = 0.5 * rate[0] + 0.5 * nodes / dt
-    out.update(value=float(value), complete=bool(complete), nodes=int(nodes))
-    out["columns"] = [(np.concatenate([[0], 1 + perm[fpos[j, :s - 1]]]), float(fval[j])) for j in range(nf)]
+    value, complete, nodes, found = _run_kernel(kernel, D, p, A, s, node_limit=node_limit,
+                                                deadline=deadline, keep=keep, rate=rate, best=best)
+    out.update(value=value, complete=complete, nodes=nodes)
+    out["columns"] = [(np.concatenate([[0], 1 + perm[pos]]), v) for pos, v in found]
     return out
 
 
