@@ -564,6 +564,28 @@ def test_stabilised_and_plain_column_generation_prove_the_optimum(seed, options)
         assert res.info["lp_value"] <= opt + 1e-9
 
 
+@pytest.mark.parametrize("seed", range(8))
+def test_every_bound_proven_at_a_smoothed_point_is_below_the_optimum(seed):
+    """Each exact round at a smoothed point (alpha > 0: between the best-bound centre and the
+    master's duals) proves a Lagrangian bound there (``info["priced_bounds"]``); every one
+    of them is <= the brute-force optimum, and the smoothed loop (heuristic pricing at the
+    smoothed point too) still converges to the LP value."""
+    X, k = _instance(1100 + seed)
+    n = X.shape[0]
+    Z = zscore(X)
+    opt, _ = brute_force_optimum(Z, k)
+    for alpha in (0.5, 0.9):
+        res = column_generation(X, k, rng=seed, mip=False, smoothing=alpha, **DET)
+        smoothed = [b for a, b in res.info.get("priced_bounds", []) if a > 0]
+        if n >= 2 * k:
+            assert smoothed, "an exact round ran at a smoothed point"
+            assert res.info["converged"]
+            assert res.info["lp_value"] <= opt + 1e-9
+        for bound in smoothed:
+            assert bound <= opt + 1e-9
+        assert res.lower_bound * res.sst / 100 <= opt + 1e-9
+
+
 def test_stopped_smoothed_run_reports_a_valid_bound_and_its_source():
     X = np.random.default_rng(5).normal(size=(12, 2))
     Z = zscore(X)
