@@ -208,6 +208,7 @@ def solve_column_generation(Z: np.ndarray, k: int, ctx: Context, *,
     stab_centre, stab_bound = centre.copy(), nn_lower
     exact_rounds = mispricings = bb_nodes = 0
     priced_bounds: list = []
+    lp_trace: list = []
     lp_value = None
     pi = None
     converged = False
@@ -275,6 +276,14 @@ def solve_column_generation(Z: np.ndarray, k: int, ctx: Context, *,
         # heuristic phase: on full Census, k = 5, twenty iterations moved the LP value by
         # 0.04 %) goes on to an exact round too, which raises the centre and the bound.
         few = smoothing > 0.0 and exact and 0 < added < exact_trigger
+        # ... and so does a stalled degenerate master (LP value down by less than 0.01 % over
+        # the last three iterations: full Tarragona, k = 10, kept its seeds' value for 35
+        # iterations of ~830 new columns each and never reached an exact round).
+        lp_trace.append(lp_value)
+        if smoothing > 0.0 and exact and len(lp_trace) >= 4 and \
+                lp_trace[-4] - lp_value <= 1e-4 * max(1.0, abs(lp_value)):
+            few = True
+            lp_trace.clear()
         if added == 0 or few:
             if not exact:
                 notes.append("heuristic pricing found no negative column; exact pricing disabled")
@@ -832,9 +841,11 @@ def column_generation(X, k, *, variables=None, scaling="standardize", improve=No
         ``lp_solver`` ("glop" or "highs"), ``anchor_solver`` ("bb", default: the
         per-anchor branch and bound of exact pricing, compiled with numba when installed,
         and then every exact round prices every size completely; "cpsat": enumeration /
-        CP-SAT per anchor, the earlier solver), ``smoothing`` (Wentges smoothing of the duals priced
-        exactly, 0 = off, the default: on 100-record CASC samples at k = 5 it cost
-        more exact rounds than it saved, see benchmarks/results/colgen.md; see Notes), ``heuristic_share`` (default 0.1: the share of a time
+        CP-SAT per anchor, the earlier solver), ``smoothing`` (Wentges smoothing of the duals priced,
+        heuristically and exactly, 0 = off; see Notes and benchmarks/results/colgen.md for
+        where it pays), ``exact_trigger`` (with smoothing: a heuristic round adding fewer
+        columns than this goes on to an exact round; default ``max(10, n/20)``),
+        ``heuristic_share`` (default 0.1: the share of a time
         limit given to ICSM restarts for the seed; without a limit one ICSM run).
 
     Returns
@@ -856,8 +867,10 @@ def column_generation(X, k, *, variables=None, scaling="standardize", improve=No
     finish, a bound search prices exactly at points between the latest dual-feasible centre
     and those duals, where pricing is much cheaper, and keeps the best bound found
     (``info["bound_search"]``: one ``(step, bound, dual feasible)`` per step).
-    With ``smoothing=alpha > 0``, exact pricing runs at ``alpha * centre + (1 - alpha) * pi``,
-    the centre being the duals with the best Lagrangian bound so far; when no group is
+    With ``smoothing=alpha > 0``, pricing (heuristic and exact) runs at ``alpha * centre +
+    (1 - alpha) * pi``, the centre being the duals with the best Lagrangian bound so far
+    (only groups negative at ``pi`` enter the pool; every exact round proves a bound at its
+    point, listed in ``info["priced_bounds"]``); when no group is
     negative at the master's duals (a mis-pricing) ``alpha`` is halved (0 below 0.125) and
     the pricing repeated, and the LP counts as solved when the centre's bound reaches the
     master's value. ``info["bound_source"]`` names the argument behind the reported bound
