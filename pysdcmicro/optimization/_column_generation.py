@@ -208,7 +208,6 @@ def solve_column_generation(Z: np.ndarray, k: int, ctx: Context, *,
     stab_centre, stab_bound = centre.copy(), nn_lower
     exact_rounds = mispricings = bb_nodes = 0
     priced_bounds: list = []
-    lp_trace: list = []
     lp_value = None
     pi = None
     converged = False
@@ -276,14 +275,9 @@ def solve_column_generation(Z: np.ndarray, k: int, ctx: Context, *,
         # heuristic phase: on full Census, k = 5, twenty iterations moved the LP value by
         # 0.04 %) goes on to an exact round too, which raises the centre and the bound.
         few = smoothing > 0.0 and exact and 0 < added < exact_trigger
-        # ... and so does a stalled degenerate master (LP value down by less than 0.01 % over
-        # the last three iterations: full Tarragona, k = 10, kept its seeds' value for 35
-        # iterations of ~830 new columns each and never reached an exact round).
-        lp_trace.append(lp_value)
-        if smoothing > 0.0 and exact and len(lp_trace) >= 4 and \
-                lp_trace[-4] - lp_value <= 1e-4 * max(1.0, abs(lp_value)):
-            few = True
-            lp_trace.clear()
+        # (Tried and dropped: also an exact round when the master's LP value stalls. On full
+        # Tarragona and Census at k = 10 that round, at the smoothed point, ran 162 s without
+        # finishing and left a weaker bound than the defaults; benchmarks/results/colgen.md.)
         if added == 0 or few:
             if not exact:
                 notes.append("heuristic pricing found no negative column; exact pricing disabled")
