@@ -151,3 +151,24 @@ def test_native_data_frame_call_agrees(sdc, casc):
               "aggr = 3, method = 'mdav')$mx) }")(m)
     B = np.array(mx).reshape(frame.shape, order="F") if np.array(mx).ndim == 1 else np.array(mx)
     assert np.array_equal(_union_groups(ours.to_numpy(float)), _union_groups(B))
+
+
+def test_mdav_option_missing_distance():
+    import warnings
+
+    import pysdcmicro
+    from pysdcmicro import InvalidInputError
+
+    rng = np.random.default_rng(1)
+    X = rng.normal(size=(30, 3))
+    X[rng.random(X.shape) < 0.15] = np.nan
+    res = pysdcmicro.mdav(X, 3, missing_distance="sdcmicro")
+    assert _same(res.labels, mdav_missing_labels(observed_zscores(X), 3))
+    assert np.array_equal(np.isnan(np.asarray(res.data, dtype=float)), np.isnan(X))
+    with pytest.raises(InvalidInputError, match="missing_distance"):
+        pysdcmicro.mdav(X, 3, missing_distance="r")
+    X[0, 1] = -999.0  # sdcMicro's NA code: counted as missing, with one warning naming the column
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        pysdcmicro.mdav(X, 3, missing_distance="sdcmicro")
+    assert sum("-999" in str(w.message) for w in caught) == 1
