@@ -58,13 +58,17 @@ Caveats for users comparing results with sdcMicro
   :func:`microaggregation` with strata, pysdcmicro does the same by default
   (``strata_scaling="stratum"``); ``microaggregate(..., strata=...)`` itself defaults to
   whole-data z-scores (``strata_scaling="global"``).
-* Missing values: both keep a missing cell missing in the output. sdcMicro's ``mdav()`` R
-  wrapper maps missing values to ``-999`` and its C++ code treats *every* value equal to
-  ``-999`` as missing (a genuine ``-999`` in the data is silently ignored in sdcMicro's
-  distances); pysdcmicro (``missing="keep"``, the default) builds the partition on z-scores
-  where a missing cell is imputed by the column mean and treats ``-999`` as a number. The
-  groups can therefore differ from sdcMicro's on data with missing cells. The CASC sets
-  contain no ``-999``.
+* Missing values: both keep a missing cell missing in the output. With ``method="mdav"``
+  :func:`microaggregation` groups records with missing cells as sdcMicro 5.8.1's ``mdav``
+  does (``missing_distance="sdcmicro"``, a rule found by black-box experiments; pass
+  ``missing_distance="imputed"`` for pysdcmicro's grouping on mean-imputed z-scores, which
+  usually has a much lower IL). That includes sdcMicro's treatment of a genuine ``-999`` as
+  missing (warned once per column). Measured on the CASC sets with 5 % and 20 % of three
+  columns blanked, k = 3 and 5: the same groups as sdcMicro's own call. One known
+  difference in the released values: sdcMicro's *last* group (the k..2k-1 records left at
+  the end) releases, in a column where some of its members are missing, the sum of the
+  observed values divided by the whole group size (missing counted as 0); every other
+  group, and pysdcmicro everywhere, releases the mean over the members observed there.
 * sdcMicro's ``microaggregation()`` on an sdcMicroObj ignores its ``strata_variables``
   argument (it uses the object's ``strataVar`` slot, and of several strata variables only
   the last). Our :func:`microaggregation` uses ``strata_variables`` when given, else every
@@ -692,6 +696,8 @@ def microaggregation(obj, variables: Any = None, aggr: int = 3, method: Any = "m
         original = s.to_py(s.fn["orig_data"](obj))
         column = _column_list(weights, "weights", list(original.columns), allow_empty=False)[0]
         w = pd.Series(original[column].to_numpy(dtype=np.float64, na_value=np.nan), name=column)
+    if isinstance(method, str) and method.strip().lower() == "mdav" and "missing_distance" not in options:
+        options = {**options, "missing_distance": "sdcmicro"}  # group as sdcMicro's mdav does with NA / -999
     result = microaggregate(work, aggr, variables=chosen, method=method, strata=strata or None, measure=measure,
                             trim=trim, weights=w, **options)
     masked = result.data[chosen].astype(np.float64)

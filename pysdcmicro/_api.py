@@ -524,6 +524,17 @@ def microaggregate(frame: Any, k: int, *, variables: Any = None, method: str | C
 
     observed = ~np.isnan(ds.X)
     has_missing = not observed.all()
+    sdc_missing = spec is not None and spec.name == "mdav" and options_setting.get("missing_distance") == "sdcmicro"
+    distance_missing = None
+    if sdc_missing:  # sdcMicro's mdav: missing cells, and a genuine -999 (its NA code), count as missing
+        minus999 = ds.X == -999.0
+        for j in np.flatnonzero(minus999.any(axis=0)):
+            warnings.warn(f"column {ds.variables[j]!r} holds -999 in {int(minus999[:, j].sum())} cell(s): "
+                          'missing_distance="sdcmicro" treats -999 as missing, as sdcMicro does.',
+                          UserWarning, stacklevel=2)
+        distance_missing = ~observed | minus999
+        if not minus999.any():
+            minus999 = None
     # overflow-free for any finite input (power-of-two pre-scaling); with missing cells the
     # z-scores use the observed values and a missing cell is imputed by the mean (z = 0)
     st = standardization_with_missing(ds.X) if has_missing else standardization(ds.X)
@@ -548,6 +559,7 @@ def microaggregate(frame: Any, k: int, *, variables: Any = None, method: str | C
     root = Context(rng, budget, callback=callback, sst=total if scaling == "standardize" else None,
                    method=full_name, keep_history=keep_history)
     root._shared.start = started  # elapsed and the limit count from the call
+    root.missing_cells = distance_missing
     root._shared.limit = time_limit
 
     from .large._blocked import plan_blocks, solve_blocked
@@ -555,6 +567,9 @@ def microaggregate(frame: Any, k: int, *, variables: Any = None, method: str | C
     plan = plan_blocks(blocks, n_jobs, client, ds.n, k)
     if plan is not None and ds.strata is None and ds.n <= plan.block_size:
         plan = None  # one block: exactly the whole-data run
+    if plan is not None and sdc_missing and distance_missing.any():
+        raise InvalidInputError('`missing_distance` "sdcmicro" reproduces sdcMicro\'s whole-data mdav; it cannot run '
+                                "in blocks (got blocks/n_jobs/client); drop them or use the default \"imputed\".")
     if plan is not None and spec is not None and spec.name == "auto" and "effort" not in method_options:
         method_options = {**method_options, "effort": "light"}  # blocks: MDAV + two-swap each
         options_setting["effort"] = "light"
@@ -597,9 +612,15 @@ def microaggregate(frame: Any, k: int, *, variables: Any = None, method: str | C
 
     labels = canonical_labels(labels)
     groups = groups_from_labels(labels)
-    values = group_statistic(ds.X, labels, len(groups), measure=measure, trim=trim, weights=w)
+    X_stat = ds.X if not (sdc_missing and minus999 is not None) else np.where(minus999, np.nan, ds.X)
+    values = group_statistic(X_stat, labels, len(groups), measure=measure, trim=trim, weights=w)
+    if X_stat is not ds.X:  # a group whose members are all -999 there releases -999
+        vals = values[labels]
+        values_rows = np.where(np.isnan(vals) & minus999, -999.0, vals)
+    else:
+        values_rows = None
     passthrough = constant  # bit-identical columns pass through with their original values
-    released = np.where(passthrough, ds.X, values[labels])
+    released = np.where(passthrough, ds.X, values[labels] if values_rows is None else values_rows)
     released[~observed] = np.nan  # a missing cell stays missing
     if decimals is not None:
         released[:, ~passthrough] = round_release(released[:, ~passthrough], decimals)
@@ -741,6 +762,8 @@ def _solve_strata(ds, method_core, options, steps, Z, k, root, callback, keep_hi
                       sst=total if scaling == "standardize" else None, method=full_name,
                       keep_history=keep_history, stage=ds.strata_names[s])
         sub._shared.start = root._shared.start  # elapsed time counts from the call, not the stratum
+        mask = getattr(root, "missing_cells", None)
+        sub.missing_cells = None if mask is None else mask[rows]
         sub.report(stratum=f"{s + 1}/{n_strata}", records=int(rows.size))
         block = _zscores(ds.X[rows]) if per_stratum_z else np.ascontiguousarray(Z[rows])
         sol, _ = _solve_block(method_core, options, steps, block, k, sub)

@@ -41,7 +41,7 @@ def test_settings_record_everything():
     res = microaggregate(make_synthetic(50, 3, rng=0), 3, method="mdav", rng=11, time_limit=30)
     s = res.settings
     assert s["method"] == "mdav" and s["k"] == 3 and s["rng"] == 11 and s["time_limit"] == 30
-    assert s["scaling"] == "standardize" and s["options"] == {} and s["improve"] == []
+    assert s["scaling"] == "standardize" and s["options"] == {"missing_distance": "imputed"} and s["improve"] == []
     assert {"pysdcmicro", "numpy", "pandas"} <= set(s["versions"])
 
 

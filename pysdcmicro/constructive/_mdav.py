@@ -30,6 +30,7 @@ from __future__ import annotations
 import numpy as np
 
 from .._context import Context
+from .._errors import InvalidInputError
 from .._registry import register_method
 from .._result import Solution
 
@@ -255,7 +256,16 @@ def _compiled_solve(nb, Z: np.ndarray, k: int, ctx: Context) -> Solution:
 
 
 @register_method("mdav", summary="MDAV, fixed group size k, exactly as sdcMicro and mu-ARGUS run it")
-def _mdav_solver(Z: np.ndarray, k: int, ctx: Context) -> Solution:
+def _mdav_solver(Z: np.ndarray, k: int, ctx: Context, *, missing_distance: str = "imputed") -> Solution:
+    if missing_distance not in ("imputed", "sdcmicro"):
+        raise InvalidInputError(
+            f'`missing_distance` must be "imputed" or "sdcmicro"; got {missing_distance!r}.')
+    mask = getattr(ctx, "missing_cells", None)
+    if missing_distance == "sdcmicro" and mask is not None and mask.any():
+        from ._mdav_missing import mdav_missing_labels, observed_zscores
+
+        Zn = np.where(mask, np.nan, Z)  # the core's z-scores, missing cells blanked again
+        return Solution(labels=mdav_missing_labels(observed_zscores(Zn), k), status="done")
     nb = _compiled_for(Z)
     if nb is not None:
         return _compiled_solve(nb, Z, k, ctx)
@@ -264,7 +274,7 @@ def _mdav_solver(Z: np.ndarray, k: int, ctx: Context) -> Solution:
 
 
 def mdav(X, k, *, variables=None, scaling="standardize", improve=None, rng=None, time_limit=None,
-         progress=None):
+         progress=None, missing="keep", missing_distance="imputed"):
     """Microaggregate with MDAV (fixed group size ``k``).
 
     The fixed-size Maximum Distance to Average Vector heuristic, as sdcMicro's
@@ -280,6 +290,17 @@ def mdav(X, k, *, variables=None, scaling="standardize", improve=None, rng=None,
     variables, scaling, improve, rng, time_limit, progress
         As in :func:`pysdcmicro.microaggregate`. MDAV is deterministic: ``rng`` only
         matters for a randomized ``improve`` step.
+    missing_distance : {"imputed", "sdcmicro"}, default "imputed"
+        How records with missing cells are grouped (``missing="keep"``). ``"imputed"``:
+        MDAV on z-scores where a missing cell is the column mean. ``"sdcmicro"``: the
+        groups sdcMicro 5.8.1's ``microaggregation(method = "mdav")`` makes (rule found
+        by black-box experiments, see :mod:`pysdcmicro.constructive._mdav_missing`):
+        z-scores over the observed cells with the population sd, a cell missing in one
+        record of a pair costs the column's squared range, missing in both costs 0, and a
+        genuine ``-999`` counts as missing (sdcMicro's code for NA; warned once per
+        column; its released value is the group mean of the other members, as sdcMicro).
+        This mode standardizes the columns itself (whatever ``scaling`` says) and is
+        MDAV's own grouping without missing cells.
 
     Returns
     -------
@@ -310,5 +331,6 @@ def mdav(X, k, *, variables=None, scaling="standardize", improve=None, rng=None,
     from .._api import microaggregate
 
     return microaggregate(X, k, method="mdav", variables=variables, scaling=scaling, improve=improve,
-                          rng=rng, time_limit=time_limit, progress=progress)
+                          rng=rng, time_limit=time_limit, progress=progress, missing=missing,
+                          missing_distance=missing_distance)
 
