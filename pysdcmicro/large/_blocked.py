@@ -432,6 +432,8 @@ def _repair(plan: BlockPlan, Z, k, ctx, labels, strata, executor, memory, local_
             return (Z[rows], local(windows[i], rows), k, plan.repair, plan.repair_options, seeds[i],
                     _task_seconds(phase, executor.workers, n_win - i))
 
+        accepted: dict[int, np.ndarray] = {}
+
         def on_done(i: int, result: dict) -> None:
             memory.add(result, local_pid)
             done[0] += 1
@@ -447,29 +449,40 @@ def _repair(plan: BlockPlan, Z, k, ctx, labels, strata, executor, memory, local_
                     old_sse = sse_of(Zw, local(win, rows))
                     new_sse = sse_of(Zw, new)
                     if used.min() >= k and new_sse < old_sse - 1e-12 * max(1.0, old_sse):
-                        ids = np.unique(new)
-                        mapping = np.empty(int(ids.max()) + 1, dtype=np.int64)
-                        reuse = min(ids.size, win.size)
-                        mapping[ids[:reuse]] = win[:reuse]
-                        if ids.size > reuse:
-                            extra = ids.size - reuse
-                            mapping[ids[reuse:]] = np.arange(next_id[0], next_id[0] + extra)
-                            next_id[0] += extra
-                        labels[rows] = mapping[new]
-                        improved[0] += 1
+                        accepted[i] = new
             if done[0] == n_win or done[0] % max(1, n_win // 20) == 0:
                 ctx.report(stage=f"repair {p + 1}/{plan.repair_passes}", iteration=done[0],
                            windows=f"{done[0]}/{n_win}")
+
+        def apply_accepted() -> None:
+            # In window order, not in the order the windows finished: a window with more
+            # groups than it was given (a custom improver) numbers its extra groups from
+            # next_id, so the order would change the labels, hence the next pass's windows.
+            for i in sorted(accepted):
+                new, win, rows = accepted[i], windows[i], window_rows(i)
+                ids = np.unique(new)
+                mapping = np.empty(int(ids.max()) + 1, dtype=np.int64)
+                reuse = min(ids.size, win.size)
+                mapping[ids[:reuse]] = win[:reuse]
+                if ids.size > reuse:
+                    extra = ids.size - reuse
+                    mapping[ids[reuse:]] = np.arange(next_id[0], next_id[0] + extra)
+                    next_id[0] += extra
+                labels[rows] = mapping[new]
+                improved[0] += 1
+            accepted.clear()
 
         try:
             executor.run(improve_window_task, n_win, make_args, on_done)
         except KeyboardInterrupt:
             ctx.deadline.stop()
             executor.close(cancel=True)
+            apply_accepted()
             status, message = "limit", "interrupted (Ctrl-C) during border repair: best partition so far"
             info["passes"].append({"windows": n_win, "windows_done": done[0], "improved": improved[0],
                                    "interrupted": True})
             break
+        apply_accepted()
         used = np.bincount(labels) > 0  # groups dissolved by a window: renumber without gaps, O(n)
         if not used.all():
             labels = (np.cumsum(used) - 1)[labels]
