@@ -573,3 +573,88 @@ def test_interrupt_in_the_repair_keeps_the_partition_so_far():
     assert_k_partition(res.labels, 3000, 4)
     assert res.status == "limit"
     assert "interrupted (Ctrl-C) during border repair" in res.message
+
+
+# --------------------------------------------------------------------------- same seed, same answer on every path
+
+def _renumbered(labels):
+    """Labels renumbered by first appearance (a partition, whatever its group numbers)."""
+    _, first, inv = np.unique(labels, return_index=True, return_inverse=True)
+    rank = np.empty(first.size, dtype=np.int64)
+    rank[np.argsort(first)] = np.arange(first.size)
+    return rank[inv.reshape(-1)]
+
+
+@pytest.mark.parametrize("seed,n,d,k", [(0, 150, 3, 3), (1, 120, 6, 4), (2, 90, 1, 2)])
+def test_plain_python_sweeps_equal_the_compiled_sweeps(seed, n, d, k):
+    """Without numba the border repair runs the same sweeps as plain Python: the same
+    partition bit for bit (an MDAV start, so dissolving, moves and swaps all happen)."""
+    from pysdcmicro.constructive._mdav import mdav_labels
+    from pysdcmicro.large import _local
+
+    if _local._kernels() is None:
+        pytest.skip("numba not installed: nothing compiled to compare with")
+    Z = zscore(make_synthetic(n, d, kind="clustered" if seed % 2 else "uniform", rng=seed))
+    start = mdav_labels(Z, k)
+    compiled = _local._compiled_search(_local._kernels(), Z, start, k, Context(0), 6, 8, 2 * k - 1, 0.0)
+    plain = _local._compiled_search(_local._plain_kernels(), Z, start, k, Context(0), 6, 8, 2 * k - 1, 0.0)
+    assert compiled.info["moves"] + compiled.info["swaps"] > 0
+    assert compiled.info == plain.info
+    np.testing.assert_array_equal(compiled.labels, plain.labels)
+
+
+def test_without_numba_the_blocked_path_gives_the_same_partition(monkeypatch):
+    """numba absent (both dispatches report it missing): MDAV's numpy rounds and the plain
+    sweeps give the partition and the released values of the compiled run."""
+    from pysdcmicro.constructive import _mdav
+    from pysdcmicro.large import _local
+
+    X = make_synthetic(400, 3, kind="clustered", rng=21)
+    with_numba = microaggregate(X, 4, method="mdav", blocks=100, n_jobs=1, rng=5)
+    monkeypatch.setattr(_mdav, "_NB", False)
+    monkeypatch.setattr(_local, "_NB", False)
+    assert _mdav._kernels() is None and _local._kernels() is None
+    without = microaggregate(X, 4, method="mdav", blocks=100, n_jobs=1, rng=5)
+    np.testing.assert_array_equal(_renumbered(with_numba.labels), _renumbered(without.labels))
+    np.testing.assert_array_equal(with_numba.data, without.data)
+
+
+def test_kernel_dispatch_is_thread_safe(monkeypatch):
+    """Threads asking for the kernels while one imports them all get the kernels (a thread
+    used to see 'unavailable' mid-import and run another search: on a Dask cluster of
+    threads the first blocks then differed from the 1-process run)."""
+    import sys
+    import threading
+
+    from pysdcmicro.constructive import _mdav
+    from pysdcmicro.large import _local
+
+    for mod, name in ((_local, "pysdcmicro.large._local_numba"), (_mdav, "pysdcmicro.constructive._mdav_numba")):
+        want = mod._kernels()
+        monkeypatch.setattr(mod, "_NB", None)
+        monkeypatch.delitem(sys.modules, name, raising=False)
+        barrier = threading.Barrier(6)
+        got = []
+
+        def ask(mod=mod, barrier=barrier, got=got):
+            barrier.wait()
+            got.append(mod._kernels())
+
+        threads = [threading.Thread(target=ask) for _ in range(6)]
+        for t in threads:
+            t.start()
+        for t in threads:
+            t.join()
+        assert len(got) == 6 and all(g is got[0] for g in got)
+        assert (got[0] is None) == (want is None)
+
+
+def test_same_partition_in_this_process_and_in_worker_processes():
+    """The default improver (MDAV blocks + border repair), 1 process against 2 spawned
+    worker processes (whose numba caches and imports are their own)."""
+    X = make_synthetic(2400, 4, kind="clustered", rng=17)
+    one = microaggregate(X, 4, method="mdav", blocks=400, n_jobs=1, rng=2)
+    two = microaggregate(X, 4, method="mdav", blocks=400, n_jobs=2, rng=2)
+    assert two.info["blocks"]["executor"] == "processes"
+    np.testing.assert_array_equal(_renumbered(one.labels), _renumbered(two.labels))
+    np.testing.assert_array_equal(one.data, two.data)

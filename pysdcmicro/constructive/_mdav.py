@@ -20,12 +20,20 @@ Tie-breaking (documented, and the one mu-ARGUS/sdcMicro's code uses):
   exactly equal distances); the groups then hold the same values either way.
 
 Distances are squared Euclidean on the standardized data, computed in double precision as
-``|x|^2 - 2 x.y + |y|^2`` with matrix-vector products (exact duplicates still get exactly
-equal distances). Time O(n^2 d / k), memory O(n d): no n x n matrix. Removed records are
-masked and the working arrays compacted once a quarter of them are gone.
+``|x|^2 - 2 x.y + |y|^2`` (exact duplicates still get exactly equal distances), with the dot
+product accumulated column by column in column order and every sum of records taken in
+record order: one fixed number per record, whatever its position, so the numpy rounds here
+and the compiled rounds of :mod:`._mdav_numba` (numba) give the same groups bit for bit, and
+the answer never depends on whether numba is installed, compiled or cached in the process
+that runs it (a BLAS matrix-vector product rounds a row's dot product by its position and
+the thread count; it did differ on near-ties). Time O(n^2 d / k), memory O(n d): no n x n
+matrix. Removed records are masked and the working arrays compacted once a quarter of them
+are gone.
 """
 
 from __future__ import annotations
+
+import threading
 
 import numpy as np
 
@@ -62,18 +70,27 @@ _INLINE_MAX_WORK = 100_000
 _NB = None
 
 
+_NB_LOCK = threading.Lock()
+
+
 def _kernels():
+    """The compiled rounds (numba), or None. Thread-safe: a thread that asks while another
+    imports them waits for that import (it used to see "unavailable" and take the numpy
+    rounds; harmless now that both give the same groups, but it cost the compiled speed)."""
     global _NB
     if _NB is None:
-        import os
+        with _NB_LOCK:
+            if _NB is None:
+                import os
 
-        _NB = False
-        if not os.environ.get("PYSDCMICRO_NO_NUMBA"):
-            try:
-                from . import _mdav_numba
-                _NB = _mdav_numba
-            except Exception:  # numba missing or unusable: the numpy rounds serve
-                pass
+                found = False
+                if not os.environ.get("PYSDCMICRO_NO_NUMBA"):
+                    try:
+                        from . import _mdav_numba
+                        found = _mdav_numba
+                    except Exception:  # numba missing or unusable: the numpy rounds serve
+                        pass
+                _NB = found
     return _NB or None
 
 
@@ -141,15 +158,41 @@ def _compiled_labels(nb, Z, k, stop=None):
     return labels
 
 
+def _column_dot(RT: np.ndarray, y: np.ndarray) -> np.ndarray:
+    """``R @ y`` accumulated column by column in column order (``RT`` = R transposed): each
+    row's value is the compiled rounds' number, whatever its position (BLAS's is not)."""
+    acc = RT[0] * y[0]
+    for t in range(1, RT.shape[0]):
+        acc += RT[t] * y[t]
+    return acc
+
+
+def _square(x: np.ndarray) -> float:
+    """``x . x`` summed in column order (as the compiled rounds do)."""
+    s = 0.0
+    for v in x.tolist():
+        s += v * v
+    return s
+
+
+def _ordered_sum(R: np.ndarray) -> np.ndarray:
+    """Column sums of R added in row order (numpy's ``sum`` adds pairwise when a column is
+    contiguous, e.g. one column; a running sum is sequential by definition)."""
+    if R.shape[0] == 0:
+        return np.zeros(R.shape[1])
+    return np.cumsum(R, axis=0)[-1].copy()
+
+
 def _dense_labels(Z: np.ndarray, k: int, *, order: list | None = None) -> np.ndarray:
     """The numpy rounds (see the module docstring); ``order`` as in :func:`mdav_labels`."""
     n = Z.shape[0]
     labels = np.empty(n, dtype=np.int64)
     idx = np.arange(n)
     R = np.array(Z, dtype=np.float64, order="C", copy=True)
+    RT = np.array(R.T, order="C")  # columns contiguous, for the column-order dot products
     norms = np.einsum("ij,ij->i", R, R)
     pen = np.zeros(n)  # 0 for remaining records, +inf for grouped ones (until compaction)
-    total = R.sum(axis=0)
+    total = _ordered_sum(R)
     m = n
     g = 0
 
@@ -161,15 +204,15 @@ def _dense_labels(Z: np.ndarray, k: int, *, order: list | None = None) -> np.nda
             order.extend(idx[sel].tolist())
         g += 1
         pen[sel] = np.inf
-        total = total - R[sel].sum(axis=0)
+        total = total - _ordered_sum(R[sel])
         m -= sel.size
 
     while m >= 2 * k:
         three = m >= 3 * k
         c = total / m
-        r = int(np.argmax(norms - 2.0 * (R @ c) - pen))
+        r = int(np.argmax(norms - 2.0 * _column_dot(RT, c) - pen))
         x = R[r]
-        base = norms - 2.0 * (R @ x) + x @ x
+        base = norms - 2.0 * _column_dot(RT, x) + _square(x)
         s = int(np.argmax(base - pen)) if three else -1
         near = base + pen
         sel = _nearest(near, k)
@@ -177,14 +220,14 @@ def _dense_labels(Z: np.ndarray, k: int, *, order: list | None = None) -> np.nda
         take(sel)
         if three:
             y = R[s]
-            near = norms - 2.0 * (R @ y) + y @ y + pen
+            near = norms - 2.0 * _column_dot(RT, y) + _square(y) + pen
             sel = _nearest(near, k)
             sel = sel[np.argsort(near[sel], kind="stable")]
             take(sel)
         if m and 4 * (pen.size - m) > pen.size:
             keep = pen == 0
-            idx, R, norms, pen = idx[keep], R[keep], norms[keep], pen[keep]
-            total = R.sum(axis=0)
+            idx, R, RT, norms, pen = idx[keep], R[keep], RT[:, keep], norms[keep], pen[keep]
+            total = _ordered_sum(R)
     if m:
         rest = np.flatnonzero(pen == 0)
         labels[idx[rest]] = g

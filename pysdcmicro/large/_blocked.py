@@ -53,7 +53,7 @@ import numpy as np
 from .._errors import InvalidInputError, InvalidTypeError, StratumTooSmallError
 from .._partition import sse as sse_of
 from .._result import Solution
-from ._blocks import group_windows, principal_blocks
+from ._blocks import block_sizes, group_windows, iter_principal_blocks
 from ._executors import SerialExecutor, available_cores, make_executor
 from ._tasks import improve_window_task, peak_rss_kib, solve_block_task
 
@@ -221,10 +221,8 @@ def solve_blocked(plan: BlockPlan, Z: np.ndarray, k: int, ctx, *, method: Any, o
     """Blocks, per-block solve, border repair. Returns ``(labels, status, message, None, info)``."""
     n = Z.shape[0]
     roots = _roots(strata, strata_names or [], n, k)
-    started = time.monotonic()
-    blocks = principal_blocks(Z, k, plan.block_size, roots)
-    n_blocks = len(blocks)
-    seconds_split = time.monotonic() - started
+    feed = _BlockFeed(Z, k, plan.block_size, roots)  # split in a thread while the first blocks run
+    n_blocks = len(feed)
     method_ref = method
     serial_reason = None
     if callable(method) and not _picklable(method):
@@ -239,11 +237,13 @@ def solve_blocked(plan: BlockPlan, Z: np.ndarray, k: int, ctx, *, method: Any, o
     block_info: dict = {"count": n_blocks, "block_size": plan.block_size}
     try:
         block_labels, statuses, messages, seconds, interrupted = _solve_blocks(
-            blocks, Z, k, ctx, executor, memory, local_pid, method_ref, options, improve, improve_options,
+            feed, Z, k, ctx, executor, memory, local_pid, method_ref, options, improve, improve_options,
             share=0.6 if plan.repair is not None and plan.repair_passes else 1.0)
+        blocks = feed.all()
     except BaseException:
         executor.close(cancel=True)
         raise
+    seconds_split = feed.seconds
     labels = np.empty(n, dtype=np.int64)
     offset = 0
     for rows, lab in zip(blocks, block_labels):
@@ -303,6 +303,61 @@ def solve_blocked(plan: BlockPlan, Z: np.ndarray, k: int, ctx, *, method: Any, o
     info = {"blocks": block_info, "repair": repair_info, "memory": memory.info()}
     message = "; ".join(message_parts)
     return labels, status, message, None, info
+
+
+class _BlockFeed:
+    """The blocks of :func:`~pysdcmicro.large.principal_blocks`, split in a helper thread
+    while the first ones are already being solved (the split is the serial step before the
+    workers can start: 3-4 s at 10^6 x 10, with the workers idle). ``feed[i]`` waits until
+    block ``i`` exists; ``len(feed)`` is known at once (the cut positions depend on the
+    record counts only). The same blocks in the same order as the list version."""
+
+    def __init__(self, Z: np.ndarray, k: int, block_size: int, roots: list[np.ndarray]):
+        import threading
+
+        self._sizes = [m for root in roots for m in block_sizes(int(root.size), k, block_size)]
+        self._blocks: list[np.ndarray] = []
+        self._error: BaseException | None = None
+        self._done = False
+        self.seconds = 0.0
+        self._cond = threading.Condition()
+        self._thread = threading.Thread(target=self._run, args=(Z, k, block_size, roots), daemon=True,
+                                        name="pysdcmicro-split")
+        self._thread.start()
+
+    def _run(self, Z, k, block_size, roots) -> None:
+        started = time.monotonic()
+        try:
+            for rows in iter_principal_blocks(Z, k, block_size, roots):
+                with self._cond:
+                    self._blocks.append(rows)
+                    self._cond.notify_all()
+        except BaseException as exc:  # pragma: no cover  (re-raised in the caller's thread)
+            self._error = exc
+        finally:
+            self.seconds = time.monotonic() - started
+            with self._cond:
+                self._done = True
+                self._cond.notify_all()
+
+    def __len__(self) -> int:
+        return len(self._sizes)
+
+    def __getitem__(self, i: int) -> np.ndarray:
+        with self._cond:
+            while len(self._blocks) <= i and not self._done:
+                self._cond.wait()
+            if self._error is not None:
+                raise self._error
+            return self._blocks[i]
+
+    def all(self) -> list[np.ndarray]:
+        self._thread.join()
+        if self._error is not None:
+            raise self._error
+        if [b.size for b in self._blocks] != self._sizes:  # pragma: no cover  (a planning bug)
+            raise RuntimeError("the blocks do not have their planned sizes")
+        return self._blocks
 
 
 def _task_seconds(deadline, workers: int, left: int) -> float | None:
@@ -432,6 +487,8 @@ def _repair(plan: BlockPlan, Z, k, ctx, labels, strata, executor, memory, local_
             return (Z[rows], local(windows[i], rows), k, plan.repair, plan.repair_options, seeds[i],
                     _task_seconds(phase, executor.workers, n_win - i))
 
+        accepted: dict[int, np.ndarray] = {}
+
         def on_done(i: int, result: dict) -> None:
             memory.add(result, local_pid)
             done[0] += 1
@@ -447,29 +504,40 @@ def _repair(plan: BlockPlan, Z, k, ctx, labels, strata, executor, memory, local_
                     old_sse = sse_of(Zw, local(win, rows))
                     new_sse = sse_of(Zw, new)
                     if used.min() >= k and new_sse < old_sse - 1e-12 * max(1.0, old_sse):
-                        ids = np.unique(new)
-                        mapping = np.empty(int(ids.max()) + 1, dtype=np.int64)
-                        reuse = min(ids.size, win.size)
-                        mapping[ids[:reuse]] = win[:reuse]
-                        if ids.size > reuse:
-                            extra = ids.size - reuse
-                            mapping[ids[reuse:]] = np.arange(next_id[0], next_id[0] + extra)
-                            next_id[0] += extra
-                        labels[rows] = mapping[new]
-                        improved[0] += 1
+                        accepted[i] = new
             if done[0] == n_win or done[0] % max(1, n_win // 20) == 0:
                 ctx.report(stage=f"repair {p + 1}/{plan.repair_passes}", iteration=done[0],
                            windows=f"{done[0]}/{n_win}")
+
+        def apply_accepted() -> None:
+            # In window order, not in the order the windows finished: a window with more
+            # groups than it was given (a custom improver) numbers its extra groups from
+            # next_id, so the order would change the labels, hence the next pass's windows.
+            for i in sorted(accepted):
+                new, win, rows = accepted[i], windows[i], window_rows(i)
+                ids = np.unique(new)
+                mapping = np.empty(int(ids.max()) + 1, dtype=np.int64)
+                reuse = min(ids.size, win.size)
+                mapping[ids[:reuse]] = win[:reuse]
+                if ids.size > reuse:
+                    extra = ids.size - reuse
+                    mapping[ids[reuse:]] = np.arange(next_id[0], next_id[0] + extra)
+                    next_id[0] += extra
+                labels[rows] = mapping[new]
+                improved[0] += 1
+            accepted.clear()
 
         try:
             executor.run(improve_window_task, n_win, make_args, on_done)
         except KeyboardInterrupt:
             ctx.deadline.stop()
             executor.close(cancel=True)
+            apply_accepted()
             status, message = "limit", "interrupted (Ctrl-C) during border repair: best partition so far"
             info["passes"].append({"windows": n_win, "windows_done": done[0], "improved": improved[0],
                                    "interrupted": True})
             break
+        apply_accepted()
         used = np.bincount(labels) > 0  # groups dissolved by a window: renumber without gaps, O(n)
         if not used.all():
             labels = (np.cumsum(used) - 1)[labels]

@@ -18,7 +18,7 @@ import math
 
 import numpy as np
 
-__all__ = ["principal_axis", "principal_blocks", "group_windows"]
+__all__ = ["principal_axis", "principal_blocks", "iter_principal_blocks", "block_sizes", "group_windows"]
 
 _CHUNK = 1 << 16
 
@@ -112,17 +112,47 @@ def principal_blocks(Z: np.ndarray, k: int, block_size: int,
     >>> [b.tolist() for b in principal_blocks(Z, 2, 6)]
     [[0, 1, 2, 3, 4, 5], [6, 7, 8, 9, 10, 11]]
     """
+    return list(iter_principal_blocks(Z, k, block_size, roots))
+
+
+def block_sizes(m: int, k: int, block_size: int) -> list[int]:
+    """The sizes of the blocks :func:`principal_blocks` makes of ``m`` records, in order.
+
+    Every cut's position depends on the number of records only (never on their values), so
+    the blocks' count and sizes are known before the data are read.
+
+    Examples
+    --------
+    >>> block_sizes(12, 2, 6)
+    [6, 6]
+    """
+    block_size = max(int(block_size), 2 * k)
+    out: list[int] = []
+    stack = [int(m)]
+    while stack:
+        m = stack.pop()
+        if m <= block_size or m < 4 * k:
+            out.append(m)
+            continue
+        left = _split_size(m, block_size, k)
+        stack.append(m - left)
+        stack.append(left)
+    return out
+
+
+def iter_principal_blocks(Z: np.ndarray, k: int, block_size: int, roots: list[np.ndarray] | None = None):
+    """:func:`principal_blocks` one block at a time (the same blocks in the same order), so
+    that the first blocks can be solved while the rest are still being split."""
     block_size = max(int(block_size), 2 * k)
     if roots is None:
         roots = [np.arange(Z.shape[0])]
-    blocks: list[np.ndarray] = []
     for root in roots:
         stack = [np.asarray(root, dtype=np.intp)]
         while stack:
             rows = stack.pop()
             m = rows.size
             if m <= block_size or m < 4 * k:
-                blocks.append(np.sort(rows))
+                yield np.sort(rows)
                 continue
             mean, axis = principal_axis(Z, rows)
             proj = np.empty(m)
@@ -133,7 +163,7 @@ def principal_blocks(Z: np.ndarray, k: int, block_size: int,
             # Depth first, lower side first: blocks come out in order along the axes.
             stack.append(rows[part[left:]])
             stack.append(rows[part[:left]])
-    return blocks
+            del proj, part, rows
 
 
 def group_windows(centroids: np.ndarray, sizes: np.ndarray, window_size: int,

@@ -35,6 +35,9 @@ it is meant for windows of up to about 10^4 records (g ~ 2000 at k = 5: 32 MB).
 
 from __future__ import annotations
 
+import os
+import threading
+
 import numpy as np
 
 from .._context import Context
@@ -51,20 +54,52 @@ _NB_EVERY_COMPILED = 2
 _NB = None
 
 
+_NB_LOCK = threading.Lock()
+_PLAIN_NB = None
+
+
 def _kernels():
-    """The compiled sweeps (numba; compiled on first use, cached on disk), or None."""
+    """The compiled sweeps (numba; compiled on first use, cached on disk), or None.
+
+    Thread-safe: a thread asking while another imports them waits for that import. (It used
+    to see "unavailable" and run the numpy rounds, a different search: on a Dask cluster of
+    threads the first blocks of a process then got another partition than the 1-process run
+    of the same seed.)"""
     global _NB
     if _NB is None:
-        import os
-
-        _NB = False
-        if not os.environ.get("PYSDCMICRO_NO_NUMBA"):
-            try:
-                from . import _local_numba
-                _NB = _local_numba
-            except Exception:  # numba missing or unusable: the numpy rounds serve
-                pass
+        with _NB_LOCK:
+            if _NB is None:
+                found = False
+                if not os.environ.get("PYSDCMICRO_NO_NUMBA"):
+                    try:
+                        from . import _local_numba
+                        found = _local_numba
+                    except Exception:  # numba missing or unusable: the same sweeps, interpreted
+                        pass
+                _NB = found
     return _NB or None
+
+
+def _plain_kernels():
+    """The sweeps of :mod:`._local_numba` as plain Python (its source loaded once more with
+    ``njit`` a no-op): the same partition as the compiled sweeps, bit for bit, at
+    interpreter speed. What runs without numba, so that the answer never depends on whether
+    numba is installed, importable or cached in the process that runs it."""
+    global _PLAIN_NB
+    if _PLAIN_NB is None:
+        with _NB_LOCK:
+            if _PLAIN_NB is None:
+                import types
+
+                path = os.path.join(os.path.dirname(__file__), "_local_numba.py")
+                with open(path, encoding="utf-8") as fh:
+                    code = compile(fh.read(), path, "exec")
+                mod = types.ModuleType(__name__.rsplit(".", 1)[0] + "._local_plain")
+                mod.__file__ = path
+                mod.__dict__["_PLAIN"] = True
+                exec(code, mod.__dict__)
+                _PLAIN_NB = mod
+    return _PLAIN_NB
 
 
 def compiled_available() -> bool:
@@ -169,8 +204,10 @@ def batch_local_search(Z: np.ndarray, labels: np.ndarray, k: int, ctx: Context, 
         Compiled sweeps only: stop after a sweep that lowers the SSE by less than this
         fraction (0 = sweep until nothing improves or ``rounds`` is reached).
     compiled : bool, optional
-        Use the compiled sweeps (default: when numba is installed); False forces the numpy
-        rounds.
+        None or True (default): the sweeps, compiled when numba is installed and otherwise
+        the same source run as plain Python (the same partition bit for bit, much slower).
+        False: the numpy rounds instead (batched moves and swaps, another search with
+        another result; kept for comparison).
 
     The quality/time knob of the border repair is ``rounds``, ``neighbours`` and ``tol``
     (more neighbours: lower IL, proportionally more time).
@@ -195,8 +232,8 @@ def batch_local_search(Z: np.ndarray, labels: np.ndarray, k: int, ctx: Context, 
     L = min(neighbours, g - 1)
     if L < 1 or rounds == 0:
         return Solution(labels=labels, info=info)
-    kernels = _kernels() if compiled is None or compiled else None
-    if kernels is not None:
+    if compiled is None or compiled:
+        kernels = _kernels() or _plain_kernels()
         return _compiled_search(kernels, Z, labels, k, ctx, rounds, L, max_size, tol)
     zz = np.einsum("ij,ij->i", Z, Z)
     scale = float(zz.sum()) / max(n, 1) + 1.0

@@ -1,5 +1,4 @@
-"""Compiled sweeps of the border-repair local search (numba; imported only when numba is
-installed). See :func:`pysdcmicro.large.batch_local_search` for the moves and their exact
+"""Compiled sweeps of the border-repair local search (numba). See :func:`pysdcmicro.large.batch_local_search` for the moves and their exact
 SSE changes.
 
 Unlike the numpy rounds (which apply a batch of non-conflicting moves per round), a sweep
@@ -16,12 +15,29 @@ Work is skipped where nothing changed: every change stamps the two groups with a
 value, and a record (or a group, in the dissolve pass) is evaluated again only when its
 group or one of its neighbour groups changed since its last evaluation; a record's
 distance to its own centroid is cached under its group's stamp.
+
+Without numba (or with ``PYSDCMICRO_NO_NUMBA``) this same source runs as plain Python
+(:func:`pysdcmicro.large._local._plain_kernels`): the same operations in the same order on
+IEEE doubles (no fast-math, no fused multiply-add here), so the same partition bit for bit,
+only slower.
 """
 
 from __future__ import annotations
 
 import numpy as np
-from numba import njit
+
+try:  # the interpreted copy (see _local._plain_kernels) is loaded with _PLAIN = True
+    _PLAIN  # noqa: B018
+except NameError:
+    _PLAIN = False
+if _PLAIN:
+    def njit(*args, **kwargs):
+        """No compilation: the same functions run as plain Python (same arithmetic)."""
+        if args and callable(args[0]):
+            return args[0]
+        return lambda fn: fn
+else:
+    from numba import njit
 
 __all__ = ["sweeps"]
 
