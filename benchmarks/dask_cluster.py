@@ -27,18 +27,51 @@ from pathlib import Path
 import numpy as np
 
 
+#: Records generated and written per batch above this size (``_generate``).
+GEN_BATCH = 1_000_000
+
+
 def _generate(n: int, path: Path) -> None:
+    """``n`` x 10 clustered records with an ``id`` column, as Parquet with row groups of 10^6.
+
+    Up to 10^6 records: ``make_synthetic(n, 10, kind="clustered", rng=0)`` in one call (the
+    files of the earlier rows). Above: batch ``b`` of 10^6 records is
+    ``make_synthetic(10^6, 10, kind="clustered", n_clusters=1000, rng=[0, b])`` written as
+    it is made, so no more than one batch is held; the whole file is then a mixture of
+    ``n / 1000`` Gaussian clusters with centres and spreads drawn from the same laws as one
+    ``make_synthetic(n, ...)`` call (about 1000 records a cluster), not the same numbers.
+    """
     import pyarrow as pa
     import pyarrow.parquet as pq
 
     from pysdcmicro.datasets import make_synthetic
 
-    X = make_synthetic(n, 10, kind="clustered", rng=0)
-    cols = {"id": pa.array(np.arange(n, dtype=np.int64))}
-    for j in range(10):
-        cols[f"x{j}"] = pa.array(X[:, j])
-    del X
-    pq.write_table(pa.table(cols), path, row_group_size=1_000_000)
+    def table(X, start):
+        cols = {"id": pa.array(np.arange(start, start + X.shape[0], dtype=np.int64))}
+        for j in range(10):
+            cols[f"x{j}"] = pa.array(X[:, j])
+        return pa.table(cols)
+
+    if n <= GEN_BATCH:
+        pq.write_table(table(make_synthetic(n, 10, kind="clustered", rng=0), 0), path, row_group_size=GEN_BATCH)
+        return
+    tmp = path.with_suffix(".partial")
+    writer = None
+    try:
+        for b, start in enumerate(range(0, n, GEN_BATCH)):
+            m = min(GEN_BATCH, n - start)
+            X = make_synthetic(m, 10, kind="clustered", n_clusters=max(2, m // 1000), rng=[0, b])
+            t = table(X, start)
+            del X
+            if writer is None:
+                writer = pq.ParquetWriter(tmp, t.schema)
+            writer.write_table(t, row_group_size=GEN_BATCH)
+        writer.close()
+        writer = None
+        tmp.rename(path)
+    finally:
+        if writer is not None:
+            writer.close()
 
 
 class _Sampler(threading.Thread):
