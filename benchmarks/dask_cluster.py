@@ -150,6 +150,8 @@ def main() -> None:
     ap.add_argument("--data", default="/tmp")
     ap.add_argument("--k", type=int, default=5)
     ap.add_argument("--extra", default="", help="more CLI arguments")
+    ap.add_argument("--log-length", type=int, default=16,
+                    help="distributed.admin.low-level-log-length of the cluster and the CLI (dask's default: 1000)")
     args = ap.parse_args()
     n = int(args.n)
     data = Path(args.data)
@@ -159,7 +161,12 @@ def main() -> None:
     if not src.exists():
         _generate(n, src)
     bindir = Path(sys.executable).parent
-    env = dict(os.environ, OPENBLAS_NUM_THREADS="1", OMP_NUM_THREADS="1", MKL_NUM_THREADS="1")
+    # distributed keeps, per connection, its last `distributed.admin.low-level-log-length`
+    # (default 1000) messages under 1 MB for debugging: on the scheduler these hold the task
+    # arguments (blocks and windows of 10^4 x 10 floats, 0.8 MB each), so its memory grew
+    # with n (387 MiB at 10^6, 802 MiB at 3 x 10^6). A short log keeps only the recent ones.
+    env = dict(os.environ, OPENBLAS_NUM_THREADS="1", OMP_NUM_THREADS="1", MKL_NUM_THREADS="1",
+               DASK_DISTRIBUTED__ADMIN__LOW_LEVEL_LOG_LENGTH=str(args.log_length))
     sched_file = data / f"dask-scheduler-{os.getpid()}.json"
     sched = subprocess.Popen([str(bindir / "dask"), "scheduler", "--port", "0", "--no-dashboard",
                               "--scheduler-file", str(sched_file)], env=env, start_new_session=True,
@@ -218,6 +225,7 @@ def main() -> None:
     block_lines = sum(1 for line in stderr.splitlines() if "blocks=" in line)
     row = {
         "n": n, "d": 10, "k": args.k, "workers": args.workers, "memory_limit": args.memory_limit,
+        "low_level_log_length": args.log_length,
         "exit": run.returncode, "wall_seconds": wall,
         "client_peak_mib": client_kib / 1024.0,
         "cluster_peaks_mib": {f"{pid} {name}": rss / 2**20 for pid, (name, rss) in sampler.peaks.items()},
