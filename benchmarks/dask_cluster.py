@@ -27,18 +27,51 @@ from pathlib import Path
 import numpy as np
 
 
+#: Records generated and written per batch above this size (``_generate``).
+GEN_BATCH = 1_000_000
+
+
 def _generate(n: int, path: Path) -> None:
+    """``n`` x 10 clustered records with an ``id`` column, as Parquet with row groups of 10^6.
+
+    Up to 10^6 records: ``make_synthetic(n, 10, kind="clustered", rng=0)`` in one call (the
+    files of the earlier rows). Above: batch ``b`` of 10^6 records is
+    ``make_synthetic(10^6, 10, kind="clustered", n_clusters=1000, rng=[0, b])`` written as
+    it is made, so no more than one batch is held; the whole file is then a mixture of
+    ``n / 1000`` Gaussian clusters with centres and spreads drawn from the same laws as one
+    ``make_synthetic(n, ...)`` call (about 1000 records a cluster), not the same numbers.
+    """
     import pyarrow as pa
     import pyarrow.parquet as pq
 
     from pysdcmicro.datasets import make_synthetic
 
-    X = make_synthetic(n, 10, kind="clustered", rng=0)
-    cols = {"id": pa.array(np.arange(n, dtype=np.int64))}
-    for j in range(10):
-        cols[f"x{j}"] = pa.array(X[:, j])
-    del X
-    pq.write_table(pa.table(cols), path, row_group_size=1_000_000)
+    def table(X, start):
+        cols = {"id": pa.array(np.arange(start, start + X.shape[0], dtype=np.int64))}
+        for j in range(10):
+            cols[f"x{j}"] = pa.array(X[:, j])
+        return pa.table(cols)
+
+    if n <= GEN_BATCH:
+        pq.write_table(table(make_synthetic(n, 10, kind="clustered", rng=0), 0), path, row_group_size=GEN_BATCH)
+        return
+    tmp = path.with_suffix(".partial")
+    writer = None
+    try:
+        for b, start in enumerate(range(0, n, GEN_BATCH)):
+            m = min(GEN_BATCH, n - start)
+            X = make_synthetic(m, 10, kind="clustered", n_clusters=max(2, m // 1000), rng=[0, b])
+            t = table(X, start)
+            del X
+            if writer is None:
+                writer = pq.ParquetWriter(tmp, t.schema)
+            writer.write_table(t, row_group_size=GEN_BATCH)
+        writer.close()
+        writer = None
+        tmp.rename(path)
+    finally:
+        if writer is not None:
+            writer.close()
 
 
 class _Sampler(threading.Thread):
@@ -117,6 +150,8 @@ def main() -> None:
     ap.add_argument("--data", default="/tmp")
     ap.add_argument("--k", type=int, default=5)
     ap.add_argument("--extra", default="", help="more CLI arguments")
+    ap.add_argument("--log-length", type=int, default=16,
+                    help="distributed.admin.low-level-log-length of the cluster and the CLI (dask's default: 1000)")
     args = ap.parse_args()
     n = int(args.n)
     data = Path(args.data)
@@ -126,7 +161,12 @@ def main() -> None:
     if not src.exists():
         _generate(n, src)
     bindir = Path(sys.executable).parent
-    env = dict(os.environ, OPENBLAS_NUM_THREADS="1", OMP_NUM_THREADS="1", MKL_NUM_THREADS="1")
+    # distributed keeps, per connection, its last `distributed.admin.low-level-log-length`
+    # (default 1000) messages under 1 MB for debugging: on the scheduler these hold the task
+    # arguments (blocks and windows of 10^4 x 10 floats, 0.8 MB each), so its memory grew
+    # with n (387 MiB at 10^6, 802 MiB at 3 x 10^6). A short log keeps only the recent ones.
+    env = dict(os.environ, OPENBLAS_NUM_THREADS="1", OMP_NUM_THREADS="1", MKL_NUM_THREADS="1",
+               DASK_DISTRIBUTED__ADMIN__LOW_LEVEL_LOG_LENGTH=str(args.log_length))
     sched_file = data / f"dask-scheduler-{os.getpid()}.json"
     sched = subprocess.Popen([str(bindir / "dask"), "scheduler", "--port", "0", "--no-dashboard",
                               "--scheduler-file", str(sched_file)], env=env, start_new_session=True,
@@ -185,6 +225,7 @@ def main() -> None:
     block_lines = sum(1 for line in stderr.splitlines() if "blocks=" in line)
     row = {
         "n": n, "d": 10, "k": args.k, "workers": args.workers, "memory_limit": args.memory_limit,
+        "low_level_log_length": args.log_length,
         "exit": run.returncode, "wall_seconds": wall,
         "client_peak_mib": client_kib / 1024.0,
         "cluster_peaks_mib": {f"{pid} {name}": rss / 2**20 for pid, (name, rss) in sampler.peaks.items()},

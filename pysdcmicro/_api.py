@@ -609,6 +609,9 @@ def microaggregate(frame: Any, k: int, *, variables: Any = None, method: str | C
         _interrupt.stop_solving()
         if isinstance(callback, _TerminalProgress):
             callback.close()
+    # The partition is fixed: the z-scores are no longer needed. Freed before the release is
+    # built, so the peak holds the data, the release and the check's work, not the z-scores too.
+    Z = Z_il = Z_part = st = None
 
     labels = canonical_labels(labels)
     groups = groups_from_labels(labels)
@@ -620,8 +623,13 @@ def microaggregate(frame: Any, k: int, *, variables: Any = None, method: str | C
     else:
         values_rows = None
     passthrough = constant  # bit-identical columns pass through with their original values
-    released = np.where(passthrough, ds.X, values[labels] if values_rows is None else values_rows)
-    released[~observed] = np.nan  # a missing cell stays missing
+    # one n x p array, filled in place below
+    released = values[labels] if values_rows is None else values_rows
+    del values, values_rows
+    if passthrough.any():
+        released[:, passthrough] = ds.X[:, passthrough]
+    if has_missing:
+        released[~observed] = np.nan  # a missing cell stays missing
     if decimals is not None:
         released[:, ~passthrough] = round_release(released[:, ~passthrough], decimals)
     # IL of the values actually released (float64 group values, rounded if asked), not of an
@@ -877,7 +885,11 @@ def _build_output(ds, released: np.ndarray, constant: np.ndarray, decimals: int 
         out.columns = src.columns
         out.attrs = dict(src.attrs)
         return out
-    out = np.array(ds.source, dtype=np.float64, copy=True)
+    src = ds.source
+    if isinstance(src, np.ndarray) and src.ndim == 2 and src.dtype == np.float64 \
+            and np.array_equal(ds.positions, np.arange(src.shape[1])):
+        return released  # every column chosen: the release is the output (constant columns hold the originals)
+    out = np.array(src, dtype=np.float64, copy=True)
     for j, pos in enumerate(ds.positions):
         if not constant[j]:
             out[:, pos] = released[:, j]

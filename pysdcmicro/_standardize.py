@@ -45,9 +45,12 @@ def power_of_two_factors(X: np.ndarray) -> np.ndarray:
     X = np.asarray(X, dtype=np.float64)
     if X.shape[0] == 0:
         return np.ones(X.shape[1])
+    maxabs = np.zeros(X.shape[1])
     with np.errstate(all="ignore"):
-        absx = np.abs(X)
-        maxabs = np.where(np.isnan(absx).all(axis=0), 0.0, np.nanmax(np.where(np.isnan(absx), -1.0, absx), axis=0))
+        for j in range(X.shape[1]):  # column by column: O(n) extra memory, not O(n p)
+            col = X[:, j]
+            hi, lo = np.fmax.reduce(col), np.fmin.reduce(col)  # NaN only when every value is missing
+            maxabs[j] = 0.0 if np.isnan(hi) else max(abs(hi), abs(lo))
     _, exponent = np.frexp(maxabs)  # maxabs = m * 2**exponent, 0.5 <= m < 1
     return np.where(maxabs > 0, np.ldexp(1.0, exponent - 1), 1.0)
 
@@ -63,8 +66,11 @@ def identical_columns(X: np.ndarray) -> np.ndarray:
     X = np.asarray(X, dtype=np.float64)
     if X.shape[0] == 0:
         return np.ones(X.shape[1], dtype=bool)
-    bits = np.where(np.isnan(X), np.nan, X).view(np.int64)
-    return np.all(bits == bits[:1], axis=0)
+    out = np.empty(X.shape[1], dtype=bool)
+    for j in range(X.shape[1]):  # column by column: O(n) extra memory, not O(n p)
+        bits = np.where(np.isnan(X[:, j]), np.nan, X[:, j]).view(np.int64)
+        out[j] = bool(np.all(bits == bits[0]))
+    return out
 
 
 def refined_mean(Xs: np.ndarray) -> np.ndarray:
@@ -123,7 +129,9 @@ def standardization(X: np.ndarray, *, ddof: int = 1) -> Standardization:
     # has no spread (Z = 0) and is released as group values instead.
     constant = identical_columns(X)
     scale = np.where(constant | (spread == 0) | ~np.isfinite(spread), 1.0, spread)
-    Z = np.ascontiguousarray((Xs - center) / scale)
+    Z = Xs  # in place (Xs is this function's own copy): one n x p array, not three
+    Z -= center
+    Z /= scale
     Z[:, constant] = 0.0
     return Standardization(Z=Z, factor=factor, center=center, scale=scale, constant=constant)
 

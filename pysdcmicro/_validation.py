@@ -300,7 +300,11 @@ def as_dataset(frame: Any, variables: Any = None, strata: Any = None, *, missing
     positions = np.asarray(chosen, dtype=np.intp)
     for j, label in enumerate(chosen):
         _check_exact_integers(arr[:, positions[j]], label, None)
-    X = np.ascontiguousarray(arr[:, positions], dtype=np.float64)
+    if arr.dtype == np.float64 and arr.flags.c_contiguous and np.array_equal(positions, np.arange(p)):
+        X = arr.view()  # every column, already float64: no copy (10^7 x 10 is 0.8 GB); read-only
+        X.flags.writeable = False
+    else:
+        X = np.ascontiguousarray(arr[:, positions], dtype=np.float64)
     for j, label in enumerate(chosen):
         _check_finite(X[:, j], label, None, allow)
     return Dataset(source=frame, is_frame=False, variables=chosen, positions=positions, X=X)
