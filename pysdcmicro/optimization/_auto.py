@@ -15,12 +15,15 @@ Two regimes (issue 14):
   the answer is never worse than MDAV followed by two-swap (the baseline is a candidate).
 
 * **With a time limit: a portfolio on every core** until the deadline. This process runs
-  MDAV + two-swap (the shared incumbent), one ICSM run from MDAV, then ICSM region restarts.
-  With worker processes, the restarts are shared out: the best partition is cut into parts
-  of whole groups (along a path over the group centroids, from another group in each of two
-  epochs), each part gets its own restarts in its own process, and the union (a k-partition
-  whose SSE is the sum of the parts') replaces the incumbent when better; a final ICSM pass
-  on all the data repairs the parts' borders. Column generation (for its proven lower bound
+  MDAV + two-swap (the shared incumbent), then every core starts ICSM region restarts at
+  once. Alone: one ICSM run from MDAV, then restarts. With worker processes and n <=
+  ``CHAINS_MAX_N``: one restart chain per process on all the data (each with its own first
+  ICSM run and seed), the best partition of all handed to every chain every
+  ``EPOCH_SECONDS``. Larger n: the best partition is cut into parts of whole groups (along
+  a path over the group centroids, from another group in each of two epochs), each part
+  gets its own restarts in its own process, and the union (a k-partition whose SSE is the
+  sum of the parts') replaces the incumbent when better; a final ICSM pass on all the data
+  repairs the parts' borders. Column generation (for its proven lower bound
   and its integer answer) takes a worker on a small problem (n <= 400) or from 3 cores, the
   decomposition heuristic from 4 cores; they start from the shared incumbent.
   ``info["components"]`` says what each component found and in how many seconds,
@@ -297,6 +300,8 @@ def _portfolio(Z, k, ctx, info, processes: int) -> Solution:
         else:
             mode, parts_n = "alone", 1
         info["plan"]["restarts"] = mode
+        if mode == "chains":
+            info["plan"]["workers"] = long_plan + ["icsm-restarts chain on all the data"] * split_workers
         # 1. (alone) one ICSM run from MDAV (a local optimum for the restarts to start from)
         t = time.monotonic()
         if mode == "alone" and not ctx.expired():
