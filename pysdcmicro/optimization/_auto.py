@@ -212,10 +212,13 @@ def _pool(workers: int):
     import multiprocessing
     from concurrent.futures import ProcessPoolExecutor
 
-    from ..large._executors import _worker_environment
+    from ..large._executors import _worker_environment, _worker_init
 
+    # the workers ignore SIGINT (Ctrl-C reaches the whole process group): this process stops
+    # them and keeps the incumbent, and no worker prints a KeyboardInterrupt traceback
     with _worker_environment():
-        return ProcessPoolExecutor(max_workers=workers, mp_context=multiprocessing.get_context("spawn"))
+        return ProcessPoolExecutor(max_workers=workers, mp_context=multiprocessing.get_context("spawn"),
+                                   initializer=_worker_init)
 
 
 def _stop_pool(pool, hard: bool) -> None:
@@ -230,6 +233,30 @@ def _stop_pool(pool, hard: bool) -> None:
 
 def _warm() -> int:
     return os.getpid()
+
+
+class _sigint_blocked:
+    """Block SIGINT in this thread while the worker processes are spawned (the pool starts
+    them at these submits): a spawned process inherits the signal mask, so a Ctrl-C, which
+    reaches the whole process group, never interrupts a worker still importing numpy (its
+    initializer, which ignores SIGINT, runs only after the imports: the traceback of each
+    such worker was printed). In this process a Ctrl-C sent meanwhile is delivered when the
+    mask is restored (or at once by another thread); nothing is lost."""
+
+    def __enter__(self):
+        import signal
+
+        self.old = None
+        try:
+            self.old = signal.pthread_sigmask(signal.SIG_BLOCK, {signal.SIGINT})
+        except (AttributeError, ValueError, OSError):  # pragma: no cover  (no POSIX signal masks)
+            pass
+
+    def __exit__(self, *exc):
+        import signal
+
+        if self.old is not None:
+            signal.pthread_sigmask(signal.SIG_SETMASK, self.old)
 
 
 def _portfolio(Z, k, ctx, info, processes: int) -> Solution:
@@ -261,8 +288,9 @@ def _portfolio(Z, k, ctx, info, processes: int) -> Solution:
     try:
         if pool is not None:  # start the workers (a fresh interpreter each) while this one works
             try:
-                for _ in range(workers):
-                    pool.submit(_warm)
+                with _sigint_blocked():
+                    for _ in range(workers):
+                        pool.submit(_warm)
             except Exception as exc:  # workers cannot start (e.g. no __main__ guard): go on alone
                 info["workers_failed"] = f"{type(exc).__name__}: {exc}"
                 _stop_pool(pool, hard=True)
