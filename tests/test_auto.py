@@ -270,3 +270,15 @@ def test_a_cold_pricing_kernel_is_not_compiled_on_a_short_deadline(monkeypatch):
     assert _pricing._bb_kernel(points=True, deadline=Deadline(_pricing.COMPILE_MIN_SECONDS + 60)) is not None
     monkeypatch.setattr(_pricing, "_warm", lambda fn: True)
     assert _pricing._bb_kernel(points=True, deadline=Deadline(5.0)) is not None
+
+
+def test_portfolio_refuses_to_run_in_a_starting_worker(monkeypatch):
+    """A script without a __main__ guard is imported again by every spawned worker; the call
+    there must fail at once (not run a second, unused copy of the whole budget)."""
+    import multiprocessing
+
+    monkeypatch.setattr(multiprocessing.current_process(), "_inheriting", True, raising=False)
+    started = time.monotonic()
+    with pytest.raises(RuntimeError, match="__main__"):
+        microaggregate(make_synthetic(60, 2, rng=0), 3, method="auto", rng=0, time_limit=30.0)
+    assert time.monotonic() - started < 15.0  # refused before any search (generous: shared machine)

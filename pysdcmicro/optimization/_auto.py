@@ -522,4 +522,22 @@ def _auto_solver(Z: np.ndarray, k: int, ctx: Context, *, effort: str = "full", p
                         message="auto (light): MDAV + two-swap", info=info)
     if not ctx.deadline.limited:
         return _fixed(Z, k, ctx, info)
+    _not_in_a_starting_worker()
     return _portfolio(Z, k, ctx, info, processes)
+
+
+def _not_in_a_starting_worker() -> None:
+    """Refuse to run the portfolio inside a worker process that is still starting.
+
+    The portfolio's workers are spawned: each imports the calling script again, and a script
+    without an ``if __name__ == "__main__":`` guard then calls ``auto`` once more in every
+    worker. That call could not start workers of its own and ran the whole budget alone, so
+    every worker spent its core on a second copy of the user's run (its answer never used)
+    while the caller ran without help. Raising here stops that worker at once (the caller
+    goes on with the cores it has) and says how to fix the script."""
+    import multiprocessing
+
+    if getattr(multiprocessing.current_process(), "_inheriting", False):
+        raise RuntimeError("method 'auto' with a time limit starts worker processes, which import the calling "
+                           "script again; this is such a worker: put the script's call under "
+                           "`if __name__ == \"__main__\":`")
