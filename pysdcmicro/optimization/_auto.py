@@ -50,7 +50,7 @@ from .._result import Solution
 from .._validation import check_choice, check_positive_int
 from ..constructive._mdav import mdav_labels
 
-__all__ = ["ICSM_MAX_N", "BOUND_MAX_N", "fixed_plan", "neighbour_bound"]
+__all__ = ["ICSM_MAX_N", "BOUND_MAX_N", "fixed_plan", "neighbour_bound", "region_groups"]
 
 #: Above this many records ``auto`` without a time limit stops after MDAV + two-swap
 #: (one ICSM run grows faster than n log n; blocks of the large-data path are 10 000).
@@ -72,6 +72,22 @@ EPOCHS = 2
 #: restart chains on parts of the data missed the improvements that cross a part's border).
 CHAINS_MAX_N = 2500
 EPOCH_SECONDS = 15.0
+#: Records in a region restart of the portfolio: ICSM's default region of 30 groups is 90
+#: records at k = 3 but 150 at k = 5, where one restart cost 5-10 times more (its n-opt cycle
+#: search grows with the region) and the chains made 100-300 restarts per 15-s epoch on
+#: Census k = 5. Regions of about 100 records (20 groups at k = 5) made 1 300-1 900 per epoch,
+#: and the 60-s median went from 7.3928 to 7.3617 (3 seeds each, every seed lower; 15 groups:
+#: 7.3474, the same within the seeds' spread). k = 3 keeps 30 groups (measured).
+REGION_RECORDS = 100
+
+
+def region_groups(k: int) -> int:
+    """Groups in a region restart of the portfolio: 30 for k <= 3, else about REGION_RECORDS / k.
+
+    >>> [region_groups(k) for k in (2, 3, 4, 5, 10)]
+    [30, 30, 25, 20, 10]
+    """
+    return 30 if k <= 3 else max(10, int(round(REGION_RECORDS / k)))
 
 
 def fixed_plan(n: int, d: int, k: int) -> dict:
@@ -188,7 +204,7 @@ def _component(name: str, Z: np.ndarray, k: int, labels: np.ndarray | None, seed
     lower = None
     extra: dict = {}
     if name == "icsm-restarts":
-        sol = _improver("icsm")(Z, labels, k, ctx, max_restarts=None)
+        sol = _improver("icsm")(Z, labels, k, ctx, max_restarts=None, region_groups=region_groups(k))
         extra = {key: sol.info.get(key) for key in ("restarts", "improving_restarts")}
     elif name == "column-generation":
         from ._column_generation import solve_column_generation
@@ -382,7 +398,7 @@ def _portfolio(Z, k, ctx, info, processes: int) -> Solution:
             else:  # its own incumbent (a part's labels must never become the whole data's)
                 sub = Context(ctx.rng, _deadline=ctx.deadline.child(seconds=max(0.01, span)),
                               stage=f"icsm-restarts ({'chain' if mode == 'chains' else 'part'} 1)")
-            sol = icsm(Z0, labels0, k, sub, max_restarts=None)
+            sol = icsm(Z0, labels0, k, sub, max_restarts=None, region_groups=region_groups(k))
             entry = {"name": "icsm-restarts", "mode": mode, "epoch": epoch + 1, "processes": len(tasks),
                      "restarts": [sol.info.get("restarts")], "seconds": time.monotonic() - t}
             if mode == "chains":
