@@ -15,12 +15,15 @@ Two regimes (issue 14):
   the answer is never worse than MDAV followed by two-swap (the baseline is a candidate).
 
 * **With a time limit: a portfolio on every core** until the deadline. This process runs
-  MDAV + two-swap (the shared incumbent), one ICSM run from MDAV, then ICSM region restarts.
-  With worker processes, the restarts are shared out: the best partition is cut into parts
-  of whole groups (along a path over the group centroids, from another group in each of two
-  epochs), each part gets its own restarts in its own process, and the union (a k-partition
-  whose SSE is the sum of the parts') replaces the incumbent when better; a final ICSM pass
-  on all the data repairs the parts' borders. Column generation (for its proven lower bound
+  MDAV + two-swap (the shared incumbent), then every core starts ICSM region restarts at
+  once. Alone: one ICSM run from MDAV, then restarts. With worker processes and n <=
+  ``CHAINS_MAX_N``: one restart chain per process on all the data (each with its own first
+  ICSM run and seed), the best partition of all handed to every chain every
+  ``EPOCH_SECONDS``. Larger n: the best partition is cut into parts of whole groups (along
+  a path over the group centroids, from another group in each of two epochs), each part
+  gets its own restarts in its own process, and the union (a k-partition whose SSE is the
+  sum of the parts') replaces the incumbent when better; a final ICSM pass on all the data
+  repairs the parts' borders. Column generation (for its proven lower bound
   and its integer answer) takes a worker on a small problem (n <= 400) or from 3 cores, the
   decomposition heuristic from 4 cores; they start from the shared incumbent.
   ``info["components"]`` says what each component found and in how many seconds,
@@ -47,7 +50,7 @@ from .._result import Solution
 from .._validation import check_choice, check_positive_int
 from ..constructive._mdav import mdav_labels
 
-__all__ = ["ICSM_MAX_N", "BOUND_MAX_N", "fixed_plan", "neighbour_bound"]
+__all__ = ["ICSM_MAX_N", "BOUND_MAX_N", "fixed_plan", "neighbour_bound", "region_groups"]
 
 #: Above this many records ``auto`` without a time limit stops after MDAV + two-swap
 #: (one ICSM run grows faster than n log n; blocks of the large-data path are 10 000).
@@ -61,6 +64,30 @@ COLGEN_SMALL_N = 400
 #: Worker processes are started only for a limit of at least this many seconds: starting
 #: one (a fresh interpreter importing numpy and pysdcmicro) takes 1-2 s, 5-10 s under load.
 MIN_WORKER_LIMIT = 5.0
+#: Epochs of restarts shared over parts (each epoch cuts the best partition along a path
+#: from another group, so the parts' borders move).
+EPOCHS = 2
+#: Up to this many records the 2+-core portfolio runs one restart chain per process on all the
+#: data, exchanging the best partition every EPOCH_SECONDS (measured on Tarragona, n = 834:
+#: restart chains on parts of the data missed the improvements that cross a part's border).
+CHAINS_MAX_N = 2500
+EPOCH_SECONDS = 15.0
+#: Records in a region restart of the portfolio: ICSM's default region of 30 groups is 90
+#: records at k = 3 but 150 at k = 5, where one restart cost 5-10 times more (its n-opt cycle
+#: search grows with the region) and the chains made 100-300 restarts per 15-s epoch on
+#: Census k = 5. Regions of about 100 records (20 groups at k = 5) made 1 300-1 900 per epoch,
+#: and the 60-s median went from 7.3928 to 7.3617 (3 seeds each, every seed lower; 15 groups:
+#: 7.3474, the same within the seeds' spread). k = 3 keeps 30 groups (measured).
+REGION_RECORDS = 100
+
+
+def region_groups(k: int) -> int:
+    """Groups in a region restart of the portfolio: 30 for k <= 3, else about REGION_RECORDS / k.
+
+    >>> [region_groups(k) for k in (2, 3, 4, 5, 10)]
+    [30, 30, 25, 20, 10]
+    """
+    return 30 if k <= 3 else max(10, int(round(REGION_RECORDS / k)))
 
 
 def fixed_plan(n: int, d: int, k: int) -> dict:
@@ -177,7 +204,7 @@ def _component(name: str, Z: np.ndarray, k: int, labels: np.ndarray | None, seed
     lower = None
     extra: dict = {}
     if name == "icsm-restarts":
-        sol = _improver("icsm")(Z, labels, k, ctx, max_restarts=None)
+        sol = _improver("icsm")(Z, labels, k, ctx, max_restarts=None, region_groups=region_groups(k))
         extra = {key: sol.info.get(key) for key in ("restarts", "improving_restarts")}
     elif name == "column-generation":
         from ._column_generation import solve_column_generation
@@ -201,10 +228,13 @@ def _pool(workers: int):
     import multiprocessing
     from concurrent.futures import ProcessPoolExecutor
 
-    from ..large._executors import _worker_environment
+    from ..large._executors import _worker_environment, _worker_init
 
+    # the workers ignore SIGINT (Ctrl-C reaches the whole process group): this process stops
+    # them and keeps the incumbent, and no worker prints a KeyboardInterrupt traceback
     with _worker_environment():
-        return ProcessPoolExecutor(max_workers=workers, mp_context=multiprocessing.get_context("spawn"))
+        return ProcessPoolExecutor(max_workers=workers, mp_context=multiprocessing.get_context("spawn"),
+                                   initializer=_worker_init)
 
 
 def _stop_pool(pool, hard: bool) -> None:
@@ -219,6 +249,30 @@ def _stop_pool(pool, hard: bool) -> None:
 
 def _warm() -> int:
     return os.getpid()
+
+
+class _sigint_blocked:
+    """Block SIGINT in this thread while the worker processes are spawned (the pool starts
+    them at these submits): a spawned process inherits the signal mask, so a Ctrl-C, which
+    reaches the whole process group, never interrupts a worker still importing numpy (its
+    initializer, which ignores SIGINT, runs only after the imports: the traceback of each
+    such worker was printed). In this process a Ctrl-C sent meanwhile is delivered when the
+    mask is restored (or at once by another thread); nothing is lost."""
+
+    def __enter__(self):
+        import signal
+
+        self.old = None
+        try:
+            self.old = signal.pthread_sigmask(signal.SIG_BLOCK, {signal.SIGINT})
+        except (AttributeError, ValueError, OSError):  # pragma: no cover  (no POSIX signal masks)
+            pass
+
+    def __exit__(self, *exc):
+        import signal
+
+        if self.old is not None:
+            signal.pthread_sigmask(signal.SIG_SETMASK, self.old)
 
 
 def _portfolio(Z, k, ctx, info, processes: int) -> Solution:
@@ -250,8 +304,9 @@ def _portfolio(Z, k, ctx, info, processes: int) -> Solution:
     try:
         if pool is not None:  # start the workers (a fresh interpreter each) while this one works
             try:
-                for _ in range(workers):
-                    pool.submit(_warm)
+                with _sigint_blocked():
+                    for _ in range(workers):
+                        pool.submit(_warm)
             except Exception as exc:  # workers cannot start (e.g. no __main__ guard): go on alone
                 info["workers_failed"] = f"{type(exc).__name__}: {exc}"
                 _stop_pool(pool, hard=True)
@@ -272,78 +327,124 @@ def _portfolio(Z, k, ctx, info, processes: int) -> Solution:
             timing["bound"] = time.monotonic() - t
             info["bound_from"] = "nearest-neighbour bound"
         icsm = _improver("icsm")
-        # 1. one ICSM run from MDAV (a local optimum for the restarts to start from)
+        # How the restarts use the cores. "chains" (n <= CHAINS_MAX_N): every process runs its
+        # own chain of restarts on all the data (this one from MDAV, the workers from MDAV +
+        # two-swap, each with its own seed); at the end of each epoch (EPOCH_SECONDS) the best
+        # partition of all becomes every chain's start. "parts" (larger n): the best partition
+        # is cut into parts of whole groups (along a path over the group centroids, from
+        # another group each epoch), each part gets restarts in its own process, and the union
+        # (a k-partition whose SSE is the sum of the parts') replaces the incumbent when better;
+        # a last ICSM pass repairs the borders. Either way every core starts at once (the
+        # first ICSM run is each chain's or part's own), so no core waits for a serial step.
+        # Alone: one ICSM run from MDAV, then restarts on all the data.
+        if split_workers and n <= CHAINS_MAX_N:
+            mode, parts_n = "chains", 1
+        elif split_workers and n >= 4 * k * (1 + split_workers) * 10:
+            mode, parts_n = "parts", 1 + split_workers
+        else:
+            mode, parts_n = "alone", 1
+        info["plan"]["restarts"] = mode
+        if mode == "chains":
+            info["plan"]["workers"] = long_plan + ["icsm-restarts chain on all the data"] * split_workers
+        # 1. (alone) one ICSM run from MDAV (a local optimum for the restarts to start from)
         t = time.monotonic()
-        if not ctx.expired():
+        if mode == "alone" and not ctx.expired():
             sol = icsm(Z, m, k, ctx.child(seconds=max(0.01, ctx.remaining() - margin), stage="icsm"))
             value = sse(Z, sol.labels)
             components.append({"name": "icsm", "where": "this process", "from": "mdav", "sse": value,
                                "seconds": time.monotonic() - t, "status": sol.status})
             if best.offer(sol.labels, value, "icsm"):
                 ctx.offer(best.labels, best.sse)
-        timing["icsm"] = time.monotonic() - t
-        # 2. restarts until the deadline. Alone: on all the data. With workers: the best
-        # partition is cut into parts of whole groups (along a path over the group centroids,
-        # from another group each epoch); each part gets its own restarts in its own process,
-        # and the union is a k-partition whose SSE is the sum of the parts' (never worse).
-        parts_n = 1 + split_workers if n >= 4 * k * (1 + split_workers) * 10 else 1
-        epochs = 2 if parts_n > 1 and ctx.remaining() >= 20 else 1
+            timing["icsm"] = time.monotonic() - t
+        # 2. restarts until the deadline, in epochs
+        if mode == "chains":
+            epochs = max(1, int((ctx.remaining() - margin) // EPOCH_SECONDS))
+        elif mode == "parts":
+            epochs = EPOCHS if ctx.remaining() >= 20 else 1
+        else:
+            epochs = 1
         t = time.monotonic()
         for epoch in range(epochs):
             if ctx.expired():
                 break
             rem = ctx.remaining() - margin
             span = rem / (epochs - epoch) if epoch < epochs - 1 else rem
-            if parts_n > 1:
-                start = None if epoch == 0 else int(ctx.rng.integers(1 << 30))
-                parts = split_along_groups(Z, best.labels, parts_n, "path", start=start)
-            else:
-                parts = [np.arange(n)]
             epoch_end = time.time() + span
+            # the first epoch starts from MDAV's groups (each chain or part runs ICSM first)
+            source = m if (epoch == 0 and mode != "alone") else best.labels
+            if mode == "parts":
+                start = None if epoch == 0 else int(ctx.rng.integers(1 << 30))
+                parts = split_along_groups(Z, source, parts_n, "path", start=start)
+                tasks = [(rows, canonical_labels(source[rows])) for rows in parts]
+            elif mode == "chains":  # the workers' chains start from MDAV + two-swap in the first epoch
+                everything = np.arange(n)
+                tasks = [(everything, source)] + [(everything, base if epoch == 0 else best.labels)] * split_workers
+            else:
+                tasks = [(np.arange(n), source)]
             part_futures = []
             try:
-                for rows in parts[1:]:
-                    f = pool.submit(_component, "icsm-restarts", np.ascontiguousarray(Z[rows]), k,
-                                    canonical_labels(best.labels[rows]), ctx.seed(), epoch_end)
-                    part_futures.append((f, rows))
+                for rows, start_labels in tasks[1:]:
+                    Zp = Z if rows.size == n else np.ascontiguousarray(Z[rows])
+                    f = pool.submit(_component, "icsm-restarts", Zp, k, start_labels, ctx.seed(), epoch_end)
+                    part_futures.append((f, rows, start_labels))
             except Exception as exc:  # the workers are gone: this process takes all the data
                 info["workers_failed"] = f"{type(exc).__name__}: {exc}"
-                parts_n, parts, part_futures = 1, [np.arange(n)], []
-            rows0 = parts[0]
+                mode, parts_n, part_futures = "alone", 1, []
+                tasks = [(np.arange(n), best.labels if epoch else source)]
+            rows0, labels0 = tasks[0]
             Z0 = Z if rows0.size == n else np.ascontiguousarray(Z[rows0])
-            if parts_n == 1:
+            if mode == "alone":
                 sub = ctx.child(seconds=max(0.01, span), stage="icsm-restarts")
-            else:  # a part: its own incumbent (a part's labels must never become the whole data's)
+            else:  # its own incumbent (a part's labels must never become the whole data's)
                 sub = Context(ctx.rng, _deadline=ctx.deadline.child(seconds=max(0.01, span)),
-                              stage="icsm-restarts (part 1)")
-            sol = icsm(Z0, canonical_labels(best.labels[rows0]), k, sub, max_restarts=None)
+                              stage=f"icsm-restarts ({'chain' if mode == 'chains' else 'part'} 1)")
+            sol = icsm(Z0, labels0, k, sub, max_restarts=None, region_groups=region_groups(k))
+            entry = {"name": "icsm-restarts", "mode": mode, "epoch": epoch + 1, "processes": len(tasks),
+                     "restarts": [sol.info.get("restarts")], "seconds": time.monotonic() - t}
+            if mode == "chains":
+                value = sse(Z, sol.labels)
+                entry["sse"] = [value]
+                if best.offer(sol.labels, value, "icsm-restarts (chain in this process)"):
+                    ctx.offer(best.labels, best.sse)
             union = np.empty(n, dtype=np.int64)
             union[rows0] = sol.labels
             offset = int(np.max(sol.labels)) + 1
-            ok = True
-            entry = {"name": "icsm-restarts", "epoch": epoch + 1, "parts": len(parts), "sizes": [int(r.size) for r in parts],
-                     "restarts": [sol.info.get("restarts")], "seconds": time.monotonic() - t}
+            missing = 0
             until = time.monotonic() + max(0.0, epoch_end - time.time()) + min(2.0, 0.04 * limit)
-            for f, rows in part_futures:
-                res = _collect(f, "icsm-restarts (part)", None, None, ctx, until)
-                if res is None:
-                    ok = False
-                    break
-                union[rows] = res["labels"] + offset
-                offset += int(res["labels"].max()) + 1
-                entry["restarts"].append(res.get("restarts"))
-            if ok:
+            for f, rows, start_labels in part_futures:
+                res = _collect(f, "icsm-restarts", None, None, ctx, until)
+                if res is None:  # no answer in time: the part keeps its starting groups
+                    missing += 1
+                    part_labels = np.asarray(canonical_labels(start_labels))
+                else:
+                    part_labels = res["labels"]
+                    entry["restarts"].append(res.get("restarts"))
+                if mode == "chains":
+                    if res is not None:
+                        entry["sse"].append(res["sse"])
+                        if best.offer(part_labels, res["sse"], "icsm-restarts (chain in a worker)"):
+                            ctx.offer(best.labels, best.sse)
+                    continue
+                union[rows] = part_labels + offset
+                offset += int(part_labels.max()) + 1
+            if mode == "parts":
                 value = sse(Z, union)
                 entry["sse"] = value
-                if best.offer(union, value, "icsm-restarts" + (f" on {len(parts)} parts" if len(parts) > 1 else "")):
+                entry["sizes"] = [int(r.size) for r, _ in tasks]
+                if best.offer(union, value, f"icsm-restarts on {len(tasks)} parts"):
                     ctx.offer(best.labels, best.sse)
-            else:
-                entry["status"] = "a part had no answer in time: epoch discarded"
+            elif mode == "alone":
+                value = sse(Z, sol.labels)
+                entry["sse"] = value
+                if best.offer(sol.labels, value, "icsm-restarts"):
+                    ctx.offer(best.labels, best.sse)
+            if missing:
+                entry["status"] = f"{missing} worker{'s' if missing > 1 else ''} had no answer in time"
             components.append(entry)
             ctx.report(stage=f"restarts, epoch {epoch + 1}", sse=best.sse, lower_bound=lower)
         timing["icsm-restarts"] = time.monotonic() - t
         # 3. the parts' borders: one ICSM pass on all the data with what is left
-        if parts_n > 1 and not ctx.expired():
+        if mode == "parts" and not ctx.expired():
             t = time.monotonic()
             sol = icsm(Z, best.labels, k, ctx.child(seconds=max(0.01, ctx.remaining() - margin), stage="polish"))
             value = sse(Z, sol.labels)
@@ -379,6 +480,8 @@ def _collect(future, name, best, components, ctx, until) -> dict | None:
 
     while True:
         left = until - time.monotonic()
+        if ctx.deadline._stop[0]:  # interrupted (Ctrl-C): keep the incumbent, wait for nobody
+            left = 0
         if left <= 0:
             if components is not None:
                 components.append({"name": name, "where": "worker", "status": "no answer in time"})
@@ -435,4 +538,22 @@ def _auto_solver(Z: np.ndarray, k: int, ctx: Context, *, effort: str = "full", p
                         message="auto (light): MDAV + two-swap", info=info)
     if not ctx.deadline.limited:
         return _fixed(Z, k, ctx, info)
+    _not_in_a_starting_worker()
     return _portfolio(Z, k, ctx, info, processes)
+
+
+def _not_in_a_starting_worker() -> None:
+    """Refuse to run the portfolio inside a worker process that is still starting.
+
+    The portfolio's workers are spawned: each imports the calling script again, and a script
+    without an ``if __name__ == "__main__":`` guard then calls ``auto`` once more in every
+    worker. That call could not start workers of its own and ran the whole budget alone, so
+    every worker spent its core on a second copy of the user's run (its answer never used)
+    while the caller ran without help. Raising here stops that worker at once (the caller
+    goes on with the cores it has) and says how to fix the script."""
+    import multiprocessing
+
+    if getattr(multiprocessing.current_process(), "_inheriting", False):
+        raise RuntimeError("method 'auto' with a time limit starts worker processes, which import the calling "
+                           "script again; this is such a worker: put the script's call under "
+                           "`if __name__ == \"__main__\":`")

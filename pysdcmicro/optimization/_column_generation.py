@@ -288,7 +288,7 @@ def solve_column_generation(Z: np.ndarray, k: int, ctx: Context, *,
                 from ._pricing import _bb_kernel
 
                 full_rounds = exact_model == "anchored" and anchor_solver == "bb" and \
-                    _bb_kernel(points=True) is not None
+                    _bb_kernel(points=True, deadline=cg_ctx.deadline) is not None
             alpha = smoothing
             stop_loop = False
             while True:  # exact rounds at this master solution (smoothed duals first)

@@ -483,7 +483,7 @@ def anchored_pricing(Z: np.ndarray, nbr_dist: np.ndarray, pi: np.ndarray, k: int
     proven = True
     bb_nodes = 0
     rate = [200_000.0]  # nodes per second of the compiled search, measured as it runs
-    points_kernel = _bb_kernel(points=True) if (anchor_solver == "bb" and compiled) else None
+    points_kernel = _bb_kernel(points=True, deadline=deadline) if (anchor_solver == "bb" and compiled) else None
     for count, i in enumerate(active):
         if (deadline is not None and deadline.expired()) or (max_anchors is not None and count >= max_anchors) \
                 or (max_found is not None and len(columns) >= max_found):
@@ -565,7 +565,7 @@ def anchored_pricing(Z: np.ndarray, nbr_dist: np.ndarray, pi: np.ndarray, k: int
             dl = deadline
             if time_limit is not None:
                 dl = deadline.child(time_limit) if deadline is not None else Deadline(time_limit)
-            kernel = _bb_kernel() if compiled else None
+            kernel = _bb_kernel(deadline=deadline) if compiled else None
             if kernel is not None:
                 res = _bb_compiled(kernel, Dsub, pis, s, node_limit=limit, deadline=dl, keep=per_anchor,
                                    rate=rate)
@@ -685,11 +685,28 @@ def enumerate_below(Z: np.ndarray, nbr_dist: np.ndarray, pi: np.ndarray, k: int,
 
 
 _KERNEL: list = []
+#: A kernel that is not compiled yet (not in this process, no current numba disk cache) is
+#: compiled only when the deadline leaves at least this many seconds: compiling
+#: ``bb_anchor_points`` took 28 s of wall time on the 2-core machine (``bb_anchor`` 5 s) and
+#: cannot be interrupted, so a short time-limited run (decomposition's subsets, auto's
+#: worker) would overrun its limit by that much; it uses the numpy search instead.
+COMPILE_MIN_SECONDS = 120.0
 
 
-def _bb_kernel(points: bool = False):
+def _warm(fn) -> bool:
+    """True when calling the compiled ``fn`` costs no compilation (see ``_mdav_numba.warm``)."""
+    if fn.signatures:
+        return True
+    try:
+        return bool(fn._cache._cache_file._load_index())
+    except Exception:  # pragma: no cover  (numba internals moved: treat as cold)
+        return False
+
+
+def _bb_kernel(points: bool = False, deadline=None):
     """The compiled branch and bound (:mod:`._bb_numba`; ``points``: the variant computing
-    distances from the points), or None without numba."""
+    distances from the points), or None without numba, or when it still needs compiling and
+    ``deadline`` leaves less than :data:`COMPILE_MIN_SECONDS`."""
     if not _KERNEL:
         try:
             from . import _bb_numba
@@ -697,7 +714,11 @@ def _bb_kernel(points: bool = False):
             _KERNEL.extend([_bb_numba.bb_anchor, _bb_numba.bb_anchor_points])
         except Exception:  # numba missing or unusable: the numpy search serves
             _KERNEL.extend([None, None])
-    return _KERNEL[1 if points else 0]
+    kernel = _KERNEL[1 if points else 0]
+    if kernel is not None and deadline is not None and deadline.remaining() < COMPILE_MIN_SECONDS \
+            and not _warm(kernel):
+        return None
+    return kernel
 
 
 def _run_kernel(kernel, X: np.ndarray, pis: np.ndarray, A: np.ndarray, s: int, *,
