@@ -350,7 +350,21 @@ def test_ctrl_c_during_autos_portfolio_writes_the_whole_data_incumbent(tmp_path)
     proc = subprocess.Popen([sys.executable, "-m", "pysdcmicro.cli", "microaggregate", str(src), "--k", "3",
                              "--time-limit", "60", "-o", str(out), "--report", str(rep), "--quiet"],
                             stdout=subprocess.PIPE, stderr=subprocess.PIPE, start_new_session=True)
-    time.sleep(12)
+    # Wait until the portfolio's worker processes exist (a fixed sleep raced the imports on a
+    # loaded machine: the signal then landed in `import pandas`), then a little longer.
+    children = f"/proc/{proc.pid}/task/{proc.pid}/children"
+    deadline = time.monotonic() + 240
+    while time.monotonic() < deadline and proc.poll() is None:
+        try:
+            with open(children) as fh:
+                if fh.read().split():
+                    break
+        except OSError:
+            pytest.skip("no /proc children file on this system")
+        time.sleep(0.2)
+    assert proc.poll() is None, "the run ended before its worker processes started"
+    assert time.monotonic() < deadline, "no worker process started within 240 s"
+    time.sleep(3)
     sent = time.monotonic()
     os.killpg(proc.pid, signal.SIGINT)
     try:
