@@ -18,7 +18,7 @@ Group sizes stay >= k (moves only leave groups above k) and no group grows beyon
 ``max_size`` (default 2k - 1). Deterministic: ties go to the lowest record, then the
 nearest neighbour group in index order.
 
-With numba installed (``pip install "pysdcmicro[fast]"``) the rounds run compiled
+With numba (a dependency of pysdcmicro) the rounds run compiled
 (:mod:`._local_numba`) and differ in two ways that both pay (measured at 10^5 x 10,
 k = 5, blocks of 10^4 after MDAV: IL 0.7396 -> 0.6194 clustered, 10.80 -> 9.65 uniform in
 8 sweeps, against 0.6237 / 9.84 for MDAV + two-swap at about 20x the time): a round is a
