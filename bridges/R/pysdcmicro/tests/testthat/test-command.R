@@ -82,6 +82,8 @@ test_that("the real command lists its methods (needs the pysdcmicro command)", {
 test_that("the real command refuses a file that holds no S4 sdcMicroObj (needs the command, R, rpy2)", {
   skip_without_command()
   err <- expect_error(microaggregate(fake_obj(), method = "mdav"), class = "pysdcmicro_error")
+  if (grepl("rpy2 not importable", conditionMessage(err), fixed = TRUE))
+    skip("the pysdcmicro command's Python has no rpy2 (pip install \"pysdcmicro[r]\")")
   expect_match(conditionMessage(err),
                "^pysdcmicro: error: IN.rds '.*' must hold an sdcMicroObj .*; it holds an object of class sdcMicroObj.")
 })
