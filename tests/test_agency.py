@@ -157,7 +157,9 @@ def test_every_method_keeps_missing_cells_missing_and_is_k_anonymous(census):
 @needs_data
 @pytest.mark.slow
 def test_cli_every_method_on_census_with_missing_cells(tmp_path, census):
-    text = census.astype(str)
+    # 300 records keep every method's path (blanks in three columns, k = 3) at a fifth of the
+    # full set's time; the full set with missing cells runs in the sdcMicro comparison tests.
+    text = census.iloc[:300].astype(str)
     rng = np.random.default_rng(1)
     for c in BLANKED:
         text.loc[rng.random(len(text)) < 0.05, c] = ""
@@ -168,7 +170,7 @@ def test_cli_every_method_on_census_with_missing_cells(tmp_path, census):
         out = tmp_path / f"{name}.csv"
         options = [a for key, value in budget(name).items() for a in ("--option", f"{key}={value}")]
         proc = run_cli("microaggregate", src, "--k", 3, "--method", name, "--missing", "keep", "--seed", 0,
-                       "--time-limit", 5, *options, "-o", out, "-q", subprocess_run=True)
+                       "--time-limit", 2, *options, "-o", out, "-q", subprocess_run=True)
         assert proc.returncode == 0, (name, proc.stderr)
         written = pd.read_csv(out)
         pd.testing.assert_frame_equal(written.isna(), original.isna())

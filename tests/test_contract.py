@@ -89,6 +89,32 @@ def test_tiny_time_limit_returns_valid_incumbent(method):
     assert res.status in ("done", "limit")
 
 
+def test_time_limit_caps_a_deterministic_mip_budget(monkeypatch):
+    """Deterministic budgets make a run reproducible; a time limit given with them still
+    bounds the wall time. Column generation's CP-SAT MIP got no wall limit when
+    ``mip_deterministic_time`` was set and ran 10 s past a 2-s limit on 300 Census records."""
+    from pysdcmicro import _ortools
+
+    seen = []
+    real = _ortools.cpsat_set_partition
+
+    def spy(*args, **kwargs):
+        seen.append((kwargs.get("time_limit"), kwargs.get("deterministic_time")))
+        return real(*args, **kwargs)
+
+    monkeypatch.setattr(_ortools, "cpsat_set_partition", spy)
+    X = _data(n=30, d=3, seed=9)
+    opts = budget("column-generation")
+    microaggregate(X, 3, method="column-generation", rng=0, time_limit=3, heuristic_share=0.0, **opts)
+    assert seen, "the MIP over the pool ran"
+    for time_limit, det in seen:
+        assert det == opts["mip_deterministic_time"]
+        assert time_limit is not None and 0 < time_limit <= 3
+    seen.clear()
+    microaggregate(X, 3, method="column-generation", rng=0, **opts)  # no limit: deterministic only
+    assert seen and all(time_limit is None for time_limit, _ in seen)
+
+
 @pytest.mark.parametrize("method", METHODS)
 @pytest.mark.parametrize("n,k", [(3, 3), (5, 3), (7, 4), (9, 5)])
 def test_fewer_than_2k_records_make_one_group(method, n, k):

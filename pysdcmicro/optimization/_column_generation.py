@@ -627,6 +627,13 @@ def _enumerate_columns(Z: np.ndarray, k: int, pool: ColumnPool, pi: np.ndarray, 
     return added
 
 
+def _wall_cap(ctx: Context) -> float | None:
+    """With a deterministic budget the run's own time limit still caps the wall time (the
+    result is then time-dependent, status ``limit``); without a limit, none."""
+    rem = ctx.remaining()
+    return max(0.01, rem) if math.isfinite(rem) else None
+
+
 def _pricing_limit(ctx: Context, pricing_time: float) -> float:
     rem = ctx.remaining()
     return max(0.01, min(pricing_time, rem)) if math.isfinite(rem) else pricing_time
@@ -726,7 +733,7 @@ def _solve_mip(Z, k, pool, pi, lower, best_labels, best_sse, ctx, mip_time, mip_
         scale = 2.0**30 / top if top > 2.0**30 / 1e300 else 1.0
         icost = np.rint(costs[cols] * scale).astype(np.int64)
         res = _ortools.cpsat_set_partition(n, [pool.members[c] for c in cols], icost, hint=hint,
-                                           time_limit=None if mip_det is not None else tl,
+                                           time_limit=tl if mip_det is None else _wall_cap(ctx),
                                            deterministic_time=mip_det, workers=workers,
                                            seed=ctx.seed())
         # Costs rint(F w): the true cost of any partition is >= (integer bound - 0.5 * groups) / F.
