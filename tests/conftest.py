@@ -46,6 +46,21 @@ def casc():
     return load
 
 
+@pytest.fixture(scope="session")
+def sdcmicro_r():
+    """R, rpy2 and sdcMicro for the comparison tests, as ``(bridge, ro, info)``; skips with
+    the bridge's own reason (what is missing and how to install it) otherwise."""
+    from pysdcmicro.bridges import sdcmicro as bridge
+
+    try:
+        info = bridge.check_r(sdcmicro=True)
+    except bridge.RUnavailableError as exc:
+        pytest.skip(str(exc))
+    import rpy2.robjects as ro
+
+    return bridge, ro, info
+
+
 @pytest.fixture
 def small_frame():
     rng = np.random.default_rng(7)

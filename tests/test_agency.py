@@ -434,15 +434,8 @@ def test_cli_missing_error_and_measure(tmp_path):
 # --------------------------------------------------------------------------------------
 
 @pytest.fixture(scope="module")
-def sdc():
-    from pysdcmicro.bridges import sdcmicro as bridge
-
-    try:
-        bridge.check_r(sdcmicro=True)
-    except bridge.RUnavailableError as exc:
-        pytest.skip(str(exc))
-    import rpy2.robjects as ro
-
+def sdc(sdcmicro_r):
+    bridge, ro, _ = sdcmicro_r
     return ro, bridge
 
 

@@ -52,14 +52,8 @@ def r_only():
 
 
 @pytest.fixture(scope="module")
-def sdc():
-    try:
-        bridge.check_r(sdcmicro=True)
-    except bridge.RUnavailableError as exc:
-        pytest.skip(str(exc))
-    import rpy2.robjects as ro
-
-    return ro
+def sdc(sdcmicro_r):
+    return sdcmicro_r[1]
 
 
 # --------------------------------------------------------------------------------------

@@ -52,14 +52,9 @@ def r_only():
 
 
 @pytest.fixture(scope="module")
-def sdc():
+def sdc(sdcmicro_r):
     """R, rpy2 and sdcMicro; skip with the bridge's own reason otherwise."""
-    try:
-        info = bridge.check_r(sdcmicro=True)
-    except bridge.RUnavailableError as exc:
-        pytest.skip(str(exc))
-    import rpy2.robjects as ro
-
+    _, ro, info = sdcmicro_r
     return ro, info
 
 

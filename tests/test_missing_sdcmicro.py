@@ -95,15 +95,8 @@ def _union_groups(values):
 
 
 @pytest.fixture(scope="module")
-def sdc():
-    from pysdcmicro.bridges import sdcmicro as bridge
-
-    try:
-        bridge.check_r(sdcmicro=True)
-    except bridge.RUnavailableError as exc:
-        pytest.skip(str(exc))
-    import rpy2.robjects as ro
-
+def sdc(sdcmicro_r):
+    bridge, ro, _ = sdcmicro_r
     return bridge, ro
 
 
