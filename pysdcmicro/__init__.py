@@ -17,6 +17,14 @@ from __future__ import annotations
 
 __version__ = "0.1.0"
 
+import sys as _sys
+
+if _sys.argv[:1] == ["-m"]:  # `python -m pysdcmicro` (issue 19): Ctrl-C while importing -> one line, exit 130
+    import _pysdcmicro_start
+
+    if _pysdcmicro_start.started_as_module():
+        _pysdcmicro_start.begin()  # ended by pysdcmicro.__main__
+
 from . import datasets, metrics
 from ._api import Microaggregator, microaggregate
 from ._context import ProgressEvent

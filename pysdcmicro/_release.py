@@ -119,6 +119,8 @@ def wildcard_frequencies(R: Any) -> np.ndarray:
     >>> wildcard_frequencies(R).tolist()
     [3, 4, 3, 4]
     """
+    if isinstance(R, pd.DataFrame):
+        R = _float_array(R)
     if isinstance(R, np.ndarray) and R.dtype == np.float64 and R.ndim == 2 and R.shape[1] \
             and not _has_missing(R, range(R.shape[1])):
         # No missing cell: rows equal bit for bit (as _value_codes compares floats), counted
@@ -145,6 +147,14 @@ def wildcard_frequencies(R: Any) -> np.ndarray:
         match = ((a == U[None, :, :]) | ma | miss[None, :, :]).all(axis=2)
         freq_u[start:start + block] = match.astype(np.int64) @ counts
     return freq_u[codes]
+
+
+def _float_array(frame: pd.DataFrame) -> Any:
+    """``frame`` as a float64 array when every column is a float column (one n x p copy,
+    cheaper than a group-by), else ``frame`` unchanged."""
+    if frame.shape[1] and all(pd.api.types.is_float_dtype(dt) for dt in frame.dtypes):
+        return frame.to_numpy(dtype=np.float64, na_value=np.nan)
+    return frame
 
 
 _ROW_CHUNK = 1 << 16  # rows per slice: a slice of a few columns stays in the CPU cache
