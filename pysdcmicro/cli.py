@@ -810,15 +810,16 @@ def _write_release(result: Any, original: pd.DataFrame, *, output: str | None, s
             _verify(original, result.data[variables], result, what=what)
         skipped = None
         if _interrupt.received() or (result.status == "limit" and "interrupted (Ctrl-C)" in (result.message or "")):
-            skipped = ("record linkage not computed: the run was interrupted (Ctrl-C) and the outputs are written "
-                       "at once; `pysdcmicro report ORIGINAL MASKED` computes it")
-        rep = report(result, original, released=released, checked_on=checked_on, linkage_skipped=skipped)
+            # the release was checked above (k-anonymous, IL as reported); the slow measures wait
+            skipped = ("utility and risk measures (and plots) not computed: the run was interrupted (Ctrl-C) and "
+                       "the outputs are written at once; `pysdcmicro report ORIGINAL MASKED` computes them")
+        rep = report(result, original, released=released, checked_on=checked_on, measures_skipped=skipped)
         if not rep.k_anonymous:  # pragma: no cover - _verify refuses it first
             raise ReleaseCheckError("release check failed: the report finds the release not k-anonymous")
         if report_path:
             out.write(report_path, "the JSON report (--report)", lambda p: _write_json(p, result, rep, **extra))
         if html:
-            out.write(html, "the HTML report (--html)", lambda p: _write_html(p, rep))
+            out.write(html, "the HTML report (--html)", lambda p: _write_html(p, rep, plots=False if skipped else None))
         out.commit()
     if text is not None:
         sys.stdout.write(text)
@@ -889,13 +890,14 @@ def _write_json(path: str, result: Any, rep: Any, **extra: Any) -> None:
     Path(path).write_text(json.dumps(data, indent=2) + "\n")
 
 
-def _write_html(path: str, rep: Any) -> None:
-    try:
-        import matplotlib  # noqa: F401
-    except ImportError:
-        print("pysdcmicro: note: the HTML report has no plots: matplotlib is not installed "
-              "(pip install \"pysdcmicro[plot]\").", file=sys.stderr)
-    rep.to_html(path)
+def _write_html(path: str, rep: Any, plots: bool | None = None) -> None:
+    if plots is not False:
+        try:
+            import matplotlib  # noqa: F401
+        except ImportError:
+            print("pysdcmicro: note: the HTML report has no plots: matplotlib is not installed "
+                  "(pip install \"pysdcmicro[plot]\").", file=sys.stderr)
+    rep.to_html(path, plots=plots)
 
 
 def _cmd_report(args: argparse.Namespace) -> int:

@@ -140,7 +140,7 @@ def _check_written(tmp_path, out, rep, message_part):
     data = json.loads(rep.read_text())
     assert data["status"] == "limit" and message_part in data["message"], data["message"]
     assert is_k_anonymous(pd.read_csv(out)[data["variables"]], 3)
-    assert "not computed" in data["risk"]["record_linkage_note"]
+    assert "not computed" in data["measures_note"] and data["utility"] is None and data["risk"] is None
     assert [p.name for p in tmp_path.iterdir() if p.name.startswith(".pysdcmicro-")] == []
 
 

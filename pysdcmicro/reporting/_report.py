@@ -82,6 +82,9 @@ class Report:
         Correlation matrices before and after, the largest absolute change and its pair.
     method, status, message, seconds, settings, info
         From the result, when the report was made from one.
+    measures_note : str or None
+        Why the utility and risk measures were left out although the original data were
+        given (the command line after a Ctrl-C writes its outputs at once without them).
     """
 
     variables: list
@@ -108,6 +111,7 @@ class Report:
     info: dict = field(default_factory=dict)
     original: Any = field(default=None, repr=False)
     released: Any = field(default=None, repr=False)
+    measures_note: str | None = None
 
     # -- machine-readable ------------------------------------------------------
     def to_dict(self) -> dict:
@@ -133,6 +137,8 @@ class Report:
             "risk": self.risk,
             "headline": self.headline(),
         }
+        if self.measures_note:
+            out["measures_note"] = self.measures_note
         if self.group_sizes is not None:
             out["group_size_counts"] = _counts(self.group_sizes)
         if self.changes is not None:
@@ -211,8 +217,8 @@ class Report:
                                       "their values (sdcMicro's dRisk; lower is better)."))
         else:
             items.append(dict(key="risk", label="disclosure risk", value="not computed",
-                              verdict="info", reading="the risk measures need the original data: "
-                                                      "report(result, original)."))
+                              verdict="info", reading=self.measures_note or "the risk measures need the original "
+                                                                            "data: report(result, original)."))
         return items
 
     def to_json(self, **kwargs: Any) -> str:
@@ -290,7 +296,7 @@ class Report:
             lines.append("                      per cell: mean 100 |original - released| / |original| (%); "
                          "0 = unchanged")
         else:
-            lines.append("  (utility and risk measures need the original data: report(result, original))")
+            lines.append(f"  ({self.measures_note or 'utility and risk measures need the original data: report(result, original)'})")
         if self.changes is not None:
             lines += ["", "Per variable"]
             table = self.changes.rename(columns={
@@ -451,7 +457,7 @@ def _measures(original: Any, released: Any, variables: list, sd_fraction: float,
 
 def report(result: MicroaggregationResult, original: Any = None, *, released: Any = None,
            sd_fraction: float = 0.05, checked_on: str | None = None,
-           linkage_skipped: str | None = None) -> Report:
+           linkage_skipped: str | None = None, measures_skipped: str | None = None) -> Report:
     """The release report of a microaggregation result.
 
     Parameters
@@ -472,7 +478,11 @@ def report(result: MicroaggregationResult, original: Any = None, *, released: An
         How to name ``released`` in the report (default "result.data" or "the released data").
     linkage_skipped : str, optional
         Leave out the record-linkage risk (the slowest measure: about a minute at 10^6
-        records) and give this reason in its place (the command line does after Ctrl-C).
+        records) and give this reason in its place.
+    measures_skipped : str, optional
+        Leave out every utility and risk measure and the check of ``original`` against the
+        result, and give this reason in their place (``measures_note``). The command line
+        does after a Ctrl-C, having checked the written release against the original itself.
 
     Returns
     -------
@@ -521,7 +531,9 @@ def report(result: MicroaggregationResult, original: Any = None, *, released: An
         group_sizes=result.group_sizes, method=result.method, status=result.status, message=result.message,
         seconds=result.seconds, settings=result.settings, info=result.info, released=released,
     )
-    if original is not None:
+    if measures_skipped:
+        rep.measures_note = measures_skipped
+    elif original is not None:
         sse, sst = sse_sst(original, result.data, variables=variables)
         il = 100.0 * sse / sst if sst > 0 else math.nan
         if not _close(il, result.information_loss):
