@@ -14,8 +14,9 @@ SIGINT does depends on the phase of the run:
   raises ``KeyboardInterrupt`` there, as Python's default handler does, and the method
   returns its best partition so far (status ``limit``);
 * after the search (the release is built, checked, written, the report made): it is
-  recorded, the outputs are finished (the report leaves out its slow measures) and
-  written.
+  recorded, the outputs are finished (the report leaves out its utility and risk measures,
+  the HTML page its plots) and written; if it comes while those measures or plots are
+  being computed (:func:`stoppable`), they are stopped and left out.
 
 A second SIGINT, at any moment, raises ``KeyboardInterrupt`` at once. Without
 :func:`managed` (the Python API) nothing here changes Python's behaviour: Ctrl-C raises
@@ -88,6 +89,28 @@ def stop_solving() -> None:
     """The search is over: a first Ctrl-C is only recorded again."""
     if _state.active and _state.solving:
         _state.solving -= 1
+
+
+@contextlib.contextmanager
+def stoppable():
+    """A slow optional step after the search (the report's measures, the HTML plots): a
+    first Ctrl-C during it raises ``KeyboardInterrupt`` there, as during a search, so that
+    the caller can leave the step out (see :func:`first_only`) and write the outputs at once."""
+    if not _state.active:
+        yield
+        return
+    _state.solving += 1
+    try:
+        yield
+    finally:
+        if _state.solving:
+            _state.solving -= 1
+
+
+def first_only() -> bool:
+    """After a ``KeyboardInterrupt`` in a managed run: whether it was the first Ctrl-C (go
+    on and write the outputs) rather than the second (abort)."""
+    return _state.active and _state.count == 1
 
 
 def received() -> bool:

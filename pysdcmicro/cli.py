@@ -810,16 +810,22 @@ def _write_release(result: Any, original: pd.DataFrame, *, output: str | None, s
             _verify(original, result.data[variables], result, what=what)
         skipped = None
         if _interrupt.received() or (result.status == "limit" and "interrupted (Ctrl-C)" in (result.message or "")):
-            # the release was checked above (k-anonymous, IL as reported); the slow measures wait
-            skipped = ("utility and risk measures (and plots) not computed: the run was interrupted (Ctrl-C) and "
-                       "the outputs are written at once; `pysdcmicro report ORIGINAL MASKED` computes them")
-        rep = report(result, original, released=released, checked_on=checked_on, measures_skipped=skipped)
+            skipped = _MEASURES_SKIPPED  # the release was checked above (k-anonymous, IL as reported)
+        try:
+            with _interrupt.stoppable():  # a Ctrl-C now stops the measures (record linkage: ~1 min at 10^6)
+                rep = report(result, original, released=released, checked_on=checked_on, measures_skipped=skipped)
+        except KeyboardInterrupt:
+            if not _interrupt.first_only():
+                raise
+            skipped = _MEASURES_SKIPPED
+            rep = report(result, original, released=released, checked_on=checked_on, measures_skipped=skipped)
         if not rep.k_anonymous:  # pragma: no cover - _verify refuses it first
             raise ReleaseCheckError("release check failed: the report finds the release not k-anonymous")
         if report_path:
             out.write(report_path, "the JSON report (--report)", lambda p: _write_json(p, result, rep, **extra))
         if html:
-            out.write(html, "the HTML report (--html)", lambda p: _write_html(p, rep, plots=False if skipped else None))
+            out.write(html, "the HTML report (--html)", lambda p: _write_html(p, rep, plots=False if skipped else None,
+                                                                              stoppable=True))
         out.commit()
     if text is not None:
         sys.stdout.write(text)
@@ -890,7 +896,21 @@ def _write_json(path: str, result: Any, rep: Any, **extra: Any) -> None:
     Path(path).write_text(json.dumps(data, indent=2) + "\n")
 
 
-def _write_html(path: str, rep: Any, plots: bool | None = None) -> None:
+_MEASURES_SKIPPED = ("utility and risk measures (and plots) not computed: the run was interrupted (Ctrl-C) and the "
+                     "outputs are written at once; `pysdcmicro report ORIGINAL MASKED` computes them")
+
+
+def _write_html(path: str, rep: Any, plots: bool | None = None, stoppable: bool = False) -> None:
+    if stoppable and plots is not False:  # a first Ctrl-C while plotting: the page without plots
+        try:
+            with _interrupt.stoppable():
+                return _write_html(path, rep, plots)
+        except KeyboardInterrupt:
+            if not _interrupt.first_only():
+                raise
+            print("pysdcmicro: note: interrupted (Ctrl-C): the HTML report is written without its plots.",
+                  file=sys.stderr)
+            plots = False
     if plots is not False:
         try:
             import matplotlib  # noqa: F401

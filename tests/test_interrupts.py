@@ -190,3 +190,64 @@ def test_python_api_keeps_pythons_ctrl_c(monkeypatch):
 
     assert signal.getsignal(signal.SIGINT) is signal.default_int_handler
     assert not _interrupt.received()
+
+
+def test_ctrl_c_during_the_report_measures_leaves_them_out(tmp_path, monkeypatch):
+    """The record linkage takes about a minute at 10^6 records: a first Ctrl-C during the
+    measures stops them, and the outputs are written at once without them."""
+    import json
+
+    from pysdcmicro.reporting import _report
+
+    calls = []
+    real = _report._measures
+
+    def measures(*args, **kwargs):
+        calls.append(1)
+        os.kill(os.getpid(), signal.SIGINT)
+        time.sleep(5)  # the signal interrupts this sleep; without it the test would take 5 s more
+        return real(*args, **kwargs)
+
+    monkeypatch.setattr(_report, "_measures", measures)
+    started = time.monotonic()
+    code, out, rep = _run(tmp_path, "--html", str(tmp_path / "rep.html"))
+    assert code == 0 and calls == [1] and time.monotonic() - started < 4.5
+    data = json.loads(rep.read_text())
+    assert data["status"] == "done" and data["utility"] is None and "not computed" in data["measures_note"]
+    assert "not computed" in (tmp_path / "rep.html").read_text()
+    from pysdcmicro.metrics import is_k_anonymous
+
+    assert is_k_anonymous(pd.read_csv(out)[data["variables"]], 3)
+
+
+def test_ctrl_c_during_the_html_plots_writes_the_page_without_them(tmp_path, monkeypatch, capsys):
+    from pysdcmicro.reporting import _html
+
+    def plots(rep):
+        os.kill(os.getpid(), signal.SIGINT)
+        time.sleep(5)
+        raise AssertionError("not interrupted")
+
+    monkeypatch.setattr(_html, "_plots", plots)
+    html = tmp_path / "rep.html"
+    code, out, rep = _run(tmp_path, "--html", str(html))
+    assert code == 0 and out.exists() and rep.exists() and html.exists()
+    assert "<img" not in html.read_text()
+    assert "without its plots" in capsys.readouterr().err
+
+
+def test_second_ctrl_c_during_the_measures_aborts(tmp_path, monkeypatch):
+    from pysdcmicro.reporting import _report
+
+    def measures(*args, **kwargs):
+        try:
+            os.kill(os.getpid(), signal.SIGINT)
+            time.sleep(5)
+        except KeyboardInterrupt:  # the first: then a second one while it is being handled
+            os.kill(os.getpid(), signal.SIGINT)
+            time.sleep(5)
+        raise AssertionError("not interrupted")
+
+    monkeypatch.setattr(_report, "_measures", measures)
+    code, out, rep = _run(tmp_path)
+    assert code == 130 and not out.exists() and not rep.exists()
