@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import multiprocessing
 import os
+import signal as _signal
 import warnings
 from typing import Any, Callable
 
@@ -40,6 +41,25 @@ class _worker_environment:
     def __exit__(self, *exc):
         for name in self.added:
             os.environ.pop(name, None)
+
+
+class _sigint_blocked:
+    """Block SIGINT in this process while worker processes are started (issue 19): they
+    inherit the blocked mask, so a Ctrl-C that reaches the process group while a worker
+    still imports (before :func:`_worker_init` runs) cannot print its traceback; here the
+    signal stays pending and is delivered when the block ends, so no Ctrl-C is lost."""
+
+    def __enter__(self):
+        self.old = None
+        if hasattr(_signal, "pthread_sigmask"):
+            try:
+                self.old = _signal.pthread_sigmask(_signal.SIG_BLOCK, {_signal.SIGINT})
+            except (ValueError, OSError):  # pragma: no cover
+                self.old = None
+
+    def __exit__(self, *exc):
+        if self.old is not None and _signal.SIGINT not in self.old:
+            _signal.pthread_sigmask(_signal.SIG_UNBLOCK, {_signal.SIGINT})
 
 
 def _worker_init() -> None:
@@ -107,8 +127,11 @@ class ProcessExecutor:
                 pool = ProcessPoolExecutor(max_workers=self.workers, mp_context=multiprocessing.get_context("spawn"),
                                            initializer=_worker_init)
                 try:
-                    # Start every worker now, while their environment is set (spawned lazily otherwise).
-                    wait([pool.submit(_warm_up) for _ in range(self.workers)])
+                    # Start every worker now, while their environment is set (spawned lazily otherwise),
+                    # with SIGINT blocked: the workers start with it blocked (see _sigint_blocked).
+                    with _sigint_blocked():
+                        started = [pool.submit(_warm_up) for _ in range(self.workers)]
+                    wait(started)
                 except BaseException:
                     pool.shutdown(wait=False, cancel_futures=True)
                     raise
