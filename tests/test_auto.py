@@ -282,3 +282,54 @@ def test_portfolio_refuses_to_run_in_a_starting_worker(monkeypatch):
     with pytest.raises(RuntimeError, match="__main__"):
         microaggregate(make_synthetic(60, 2, rng=0), 3, method="auto", rng=0, time_limit=30.0)
     assert time.monotonic() - started < 15.0  # refused before any search (generous: shared machine)
+
+
+def test_interrupt_gathers_the_workers_answers():
+    """After a Ctrl-C the portfolio takes the partitions the workers hand back within
+    INTERRUPT_WAIT seconds (a better one becomes the incumbent; a part's labels, a failed or
+    a late worker are passed over)."""
+    from concurrent.futures import Future
+
+    from pysdcmicro._context import Context
+    from pysdcmicro.optimization._auto import _gather
+
+    ctx = Context(0, 10.0)
+    ctx.offer(np.zeros(6, dtype=np.int64), 5.0)
+    better, part, failed, late = Future(), Future(), Future(), Future()
+    better.set_result({"labels": np.array([0, 0, 0, 1, 1, 1]), "sse": 2.0})
+    part.set_result({"labels": np.array([0, 0, 0]), "sse": 1.0})
+    failed.set_exception(RuntimeError("worker died"))
+    started = time.monotonic()
+    _gather([(part, None, None), failed, better, late], ctx, time.monotonic() + 0.3, 6)
+    assert time.monotonic() - started < 5.0  # the late one is not awaited past the wait
+    labels, value = ctx.incumbent
+    assert value == 2.0 and list(labels) == [0, 0, 0, 1, 1, 1]
+
+
+@pytest.mark.slow
+def test_ctrl_c_in_the_first_epoch_returns_the_workers_best_quickly(tmp_path):
+    """Ctrl-C (here: KeyboardInterrupt raised from the progress callback, in the main thread,
+    where the signal lands) during the first 15-s exchange epoch: the call returns within a
+    few seconds, a valid k-partition never worse than MDAV + two-swap, status limit, and the
+    temporary folder of the stop file is removed."""
+    import os
+    import tempfile
+
+    X = make_synthetic(600, 3, rng=4)  # chains: 400 < n <= CHAINS_MAX_N
+    base = microaggregate(X, 3, method="mdav", improve="two-swap")
+    seen = {}
+
+    def progress(event):
+        if event.elapsed >= 4.0 and "sent" not in seen:  # the workers' chains have started
+            seen["sent"] = time.monotonic()
+            raise KeyboardInterrupt
+
+    before = set(os.listdir(tempfile.gettempdir()))
+    res = microaggregate(X, 3, method="auto", rng=0, time_limit=40.0, processes=2, progress=progress)
+    assert "sent" in seen, "the chains never reported (machine too loaded?)"
+    assert time.monotonic() - seen["sent"] < 5.0
+    assert res.status == "limit"
+    assert_k_partition(res.labels, 600, 3)
+    assert res.sse <= base.sse * (1 + 1e-12)
+    after = set(os.listdir(tempfile.gettempdir()))
+    assert not [p for p in after - before if p.startswith("pysdcmicro-auto-")]

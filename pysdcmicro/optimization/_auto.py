@@ -197,10 +197,63 @@ def _fixed(Z, k, ctx, info) -> Solution:
 # ---------------------------------------------------------------------------
 # The portfolio (time limit)
 # ---------------------------------------------------------------------------
-def _component(name: str, Z: np.ndarray, k: int, labels: np.ndarray | None, seed: int, end_wall: float) -> dict:
-    """One portfolio component, run in a worker process until ``end_wall`` (``time.time()``)."""
+#: After a Ctrl-C the workers' answers are awaited this long at most (issue 19: the whole
+#: run must end within 5 s of the signal).
+INTERRUPT_WAIT = 1.5
+
+
+class _StopFile:
+    """A file whose existence tells the workers to stop now (Ctrl-C in this process).
+
+    The workers ignore SIGINT (this process decides what happens), so they are told through
+    the file system: each worker component polls the path from a daemon thread and expires
+    its own deadline, so its search returns the best partition it holds at once."""
+
+    def __init__(self):
+        import tempfile
+
+        self.dir = tempfile.mkdtemp(prefix="pysdcmicro-auto-")
+        self.path = os.path.join(self.dir, "stop")
+        self.raised = False
+
+    def raise_(self) -> None:
+        if not self.raised:
+            self.raised = True
+            self.at = time.monotonic()
+            try:
+                with open(self.path, "w"):
+                    pass
+            except OSError:  # pragma: no cover - the workers then stop at their deadline
+                pass
+
+    def remove(self) -> None:
+        import shutil
+
+        shutil.rmtree(self.dir, ignore_errors=True)
+
+
+def _watch(path: str, deadline) -> None:
+    """In a worker: expire ``deadline`` as soon as ``path`` exists (a daemon thread)."""
+    import threading
+
+    def poll():
+        while not deadline.expired():
+            if os.path.exists(path):
+                deadline.stop()
+                return
+            time.sleep(0.05)
+
+    threading.Thread(target=poll, name="pysdcmicro-auto-stop", daemon=True).start()
+
+
+def _component(name: str, Z: np.ndarray, k: int, labels: np.ndarray | None, seed: int, end_wall: float,
+               stop_path: str | None = None) -> dict:
+    """One portfolio component, run in a worker process until ``end_wall`` (``time.time()``),
+    or until ``stop_path`` exists (Ctrl-C in the calling process)."""
     started = time.monotonic()
     ctx = Context(seed, max(0.01, end_wall - time.time()))
+    if stop_path is not None:
+        _watch(stop_path, ctx.deadline)
     lower = None
     extra: dict = {}
     if name == "icsm-restarts":
@@ -301,6 +354,9 @@ def _portfolio(Z, k, ctx, info, processes: int) -> Solution:
     split_workers = workers - len(long_plan)
     info["plan"] = {"cores": cores, "workers": long_plan + ["icsm-restarts on a part"] * split_workers}
     futures: list = []
+    chain_futures: list = []
+    stopper = _StopFile() if pool is not None else None
+    stop_path = stopper.path if stopper is not None else None
     try:
         if pool is not None:  # start the workers (a fresh interpreter each) while this one works
             try:
@@ -317,8 +373,8 @@ def _portfolio(Z, k, ctx, info, processes: int) -> Solution:
         best = _Best(base, base_sse, "mdav+two-swap")
         if pool is not None:
             for name in long_plan:  # they start from the shared incumbent and run to the deadline
-                futures.append((pool.submit(_component, name, Z, k, best.labels, ctx.seed(), end_wall - margin),
-                                name))
+                futures.append((pool.submit(_component, name, Z, k, best.labels, ctx.seed(), end_wall - margin,
+                                            stop_path), name))
         lower = None
         # the neighbour bound costs O(n^2 d): at once on small data, else only with time to spare
         if n <= BOUND_MAX_N and not ctx.expired() and (n * n * d <= 2e7 or limit >= 30):
@@ -382,10 +438,12 @@ def _portfolio(Z, k, ctx, info, processes: int) -> Solution:
             else:
                 tasks = [(np.arange(n), source)]
             part_futures = []
+            chain_futures = part_futures if mode == "chains" else []  # all the data: usable after a Ctrl-C
             try:
                 for rows, start_labels in tasks[1:]:
                     Zp = Z if rows.size == n else np.ascontiguousarray(Z[rows])
-                    f = pool.submit(_component, "icsm-restarts", Zp, k, start_labels, ctx.seed(), epoch_end)
+                    f = pool.submit(_component, "icsm-restarts", Zp, k, start_labels, ctx.seed(), epoch_end,
+                                    stop_path)
                     part_futures.append((f, rows, start_labels))
             except Exception as exc:  # the workers are gone: this process takes all the data
                 info["workers_failed"] = f"{type(exc).__name__}: {exc}"
@@ -393,8 +451,9 @@ def _portfolio(Z, k, ctx, info, processes: int) -> Solution:
                 tasks = [(np.arange(n), best.labels if epoch else source)]
             rows0, labels0 = tasks[0]
             Z0 = Z if rows0.size == n else np.ascontiguousarray(Z[rows0])
-            if mode == "alone":
-                sub = ctx.child(seconds=max(0.01, span), stage="icsm-restarts")
+            if mode != "parts":  # all the data: its improvements are the run's incumbent at once
+                sub = ctx.child(seconds=max(0.01, span),
+                                stage="icsm-restarts" if mode == "alone" else "icsm-restarts (chain 1)")
             else:  # its own incumbent (a part's labels must never become the whole data's)
                 sub = Context(ctx.rng, _deadline=ctx.deadline.child(seconds=max(0.01, span)),
                               stage=f"icsm-restarts ({'chain' if mode == 'chains' else 'part'} 1)")
@@ -412,7 +471,7 @@ def _portfolio(Z, k, ctx, info, processes: int) -> Solution:
             missing = 0
             until = time.monotonic() + max(0.0, epoch_end - time.time()) + min(2.0, 0.04 * limit)
             for f, rows, start_labels in part_futures:
-                res = _collect(f, "icsm-restarts", None, None, ctx, until)
+                res = _collect(f, "icsm-restarts", None, None, ctx, until, stopper)
                 if res is None:  # no answer in time: the part keeps its starting groups
                     missing += 1
                     part_labels = np.asarray(canonical_labels(start_labels))
@@ -454,14 +513,28 @@ def _portfolio(Z, k, ctx, info, processes: int) -> Solution:
         # the long-running workers' answers, due at the deadline
         until = time.monotonic() + max(0.0, ctx.remaining()) + min(2.0, 0.04 * limit)
         for f, name in futures:
-            res = _collect(f, name, best, components, ctx, until)
+            res = _collect(f, name, best, components, ctx, until, stopper)
             if res is not None and res.get("lower_bound") is not None:
                 lb = float(res["lower_bound"])
                 if lower is None or lb > lower:
                     lower = lb
                     info["bound_from"] = "column generation"
+    except KeyboardInterrupt:
+        # Ctrl-C: this process's best is the context's incumbent; the workers are told to stop
+        # and the partitions they hold (all the data: chains and long components) are taken
+        # when they come within INTERRUPT_WAIT seconds. The caller returns the incumbent.
+        ctx.deadline.stop()
+        if stopper is not None:
+            stopper.raise_()
+            _gather(chain_futures + [f for f, _ in futures], ctx, stopper.at + INTERRUPT_WAIT, n)
+            info["interrupted"] = "Ctrl-C: the workers were asked for their best partitions"
+        raise
     finally:
         _stop_pool(pool, hard=True)
+        if stopper is not None:
+            if stopper.raised:
+                info["interrupted"] = "Ctrl-C: the workers were asked for their best partitions"
+            stopper.remove()
     info["winner"] = best.who
     status = "limit"
     note = ""
@@ -474,14 +547,43 @@ def _portfolio(Z, k, ctx, info, processes: int) -> Solution:
     return Solution(labels=best.labels, status=status, message=message, lower_bound=lower, info=info)
 
 
-def _collect(future, name, best, components, ctx, until) -> dict | None:
-    """Wait for a worker's answer until ``until`` (monotonic), showing progress meanwhile."""
+def _gather(futures, ctx, until, n) -> None:
+    """After a Ctrl-C: offer each worker's answer (a partition of all ``n`` records) that comes
+    before ``until`` (monotonic) to the run's incumbent. A second Ctrl-C stops the wait."""
+    from concurrent.futures import wait
+
+    pending = [f[0] if isinstance(f, tuple) else f for f in futures]
+    while pending:
+        left = until - time.monotonic()
+        if left <= 0:
+            return
+        done, _ = wait(pending, timeout=left, return_when="FIRST_COMPLETED")
+        for f in done:
+            pending.remove(f)
+            try:
+                res = f.result()
+            except Exception:  # a failed worker: the others still count
+                continue
+            labels = np.asarray(res["labels"])
+            if labels.shape == (n,):
+                ctx.offer(labels, res["sse"])
+
+
+def _collect(future, name, best, components, ctx, until, stopper=None) -> dict | None:
+    """Wait for a worker's answer until ``until`` (monotonic), showing progress meanwhile.
+
+    After a Ctrl-C (the deadline's stop flag) the workers are told to stop (``stopper``) and
+    their answers, the best partitions they hold, are awaited ``INTERRUPT_WAIT`` seconds at most."""
     from concurrent.futures import TimeoutError as FutureTimeout
 
     while True:
         left = until - time.monotonic()
-        if ctx.deadline._stop[0]:  # interrupted (Ctrl-C): keep the incumbent, wait for nobody
-            left = 0
+        if ctx.deadline._stop[0]:  # interrupted (Ctrl-C): the workers hand back what they hold
+            if stopper is None:
+                left = 0
+            else:
+                stopper.raise_()
+                left = min(left, stopper.at + INTERRUPT_WAIT - time.monotonic())
         if left <= 0:
             if components is not None:
                 components.append({"name": name, "where": "worker", "status": "no answer in time"})
