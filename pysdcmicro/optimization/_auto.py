@@ -25,7 +25,10 @@ Two regimes (issue 14):
   sum of the parts') replaces the incumbent when better; a final ICSM pass on all the data
   repairs the parts' borders. Column generation (for its proven lower bound
   and its integer answer) takes a worker on a small problem (n <= 400) or from 3 cores, the
-  decomposition heuristic from 4 cores; they start from the shared incumbent.
+  decomposition heuristic from 4 cores; they start from the shared incumbent. On long
+  budgets with chains (``CG_*``), column generation takes a worker's chain over after a
+  minute, seeded with the best partition, and the worker runs a chain again when it is done.
+  A Ctrl-C asks the workers for their best partitions (``INTERRUPT_WAIT``).
   ``info["components"]`` says what each component found and in how many seconds,
   ``info["winner"]`` which one found the answer. Such runs stop by the clock, so they are
   not reproducible even with a seed.
