@@ -231,10 +231,18 @@ def test_decomposition_keeps_improving_until_its_deadline():
 
 
 @pytest.mark.slow
-def test_two_core_portfolio_runs_restart_chains_that_exchange_the_best():
+def test_two_core_portfolio_runs_restart_chains_that_exchange_the_best(monkeypatch):
     """On 2 cores and 400 < n <= CHAINS_MAX_N the worker runs its own restart chain on all the data
     from the first second (no serial ICSM run first); the answer is a valid k-partition never
-    worse than MDAV + two-swap, and `info` says which chain won."""
+    worse than MDAV + two-swap, and `info` says which chain won. With the long-budget rule
+    scaled down (column generation takes the worker over after 2 s), the column-generation
+    component is started, answers or is reported late, and the bound stays below the IL."""
+    from pysdcmicro.optimization import _auto
+
+    monkeypatch.setattr(_auto, "CG_MIN_LIMIT", 5.0)
+    monkeypatch.setattr(_auto, "CG_SWITCH_SECONDS", 2.0)
+    monkeypatch.setattr(_auto, "CG_MIN_LEFT", 1.0)
+    monkeypatch.setattr(_auto, "EPOCH_SECONDS", 1.5)
     X = make_synthetic(600, 3, rng=4)  # above COLGEN_SMALL_N: the worker shares the restarts
     base = microaggregate(X, 3, method="mdav", improve="two-swap")
     started = time.monotonic()
@@ -250,8 +258,15 @@ def test_two_core_portfolio_runs_restart_chains_that_exchange_the_best():
         pytest.skip(f"machine too loaded: MDAV + two-swap and the bound took {spent:.1f} s of the 6 s")
     assert chains and all(c["mode"] == "chains" for c in chains)
     assert res.info["winner"] in ("mdav+two-swap", "icsm-restarts (chain in this process)",
-                                  "icsm-restarts (chain in a worker)")
+                                  "icsm-restarts (chain in a worker)", "column-generation (worker)")
     assert wall < 6.0 + 20.0  # generous: a shared machine
+    assert "column_generation" in res.info["plan"]
+    late = [c for c in chains if 2.0 <= c["seconds"] + spent <= 4.0 and c["epoch"] < len(chains)]
+    if late:  # an epoch started after 2 s with time left: column generation took the worker
+        assert "column-generation started at" in res.info["seconds"]
+        assert [c for c in res.info["components"] if c["name"] == "column-generation"]
+        assert min(c["processes"] for c in chains) == 1  # this process's chain alone meanwhile
+    assert res.lower_bound is None or res.lower_bound <= res.information_loss + 1e-9
 
 
 def test_a_cold_pricing_kernel_is_not_compiled_on_a_short_deadline(monkeypatch):

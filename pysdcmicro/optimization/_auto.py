@@ -84,6 +84,7 @@ CG_MIN_LIMIT = 240.0
 CG_MAX_N = 1500
 CG_MAX_K = 5
 CG_SWITCH_SECONDS = 60.0
+CG_MIN_LEFT = 30.0  # column generation starts only with this many seconds left
 #: Records in a region restart of the portfolio: ICSM's default region of 30 groups is 90
 #: records at k = 3 but 150 at k = 5, where one restart cost 5-10 times more (its n-opt cycle
 #: search grows with the region) and the chains made 100-300 restarts per 15-s epoch on
@@ -463,7 +464,7 @@ def _portfolio(Z, k, ctx, info, processes: int) -> Solution:
                             (lower is None or float(res["lower_bound"]) > lower):
                         lower = float(res["lower_bound"])
                         info["bound_from"] = "column generation"
-                if cg["state"] == "planned" and ctx.elapsed() >= cg["at"] and ctx.remaining() >= 30:
+                if cg["state"] == "planned" and ctx.elapsed() >= cg["at"] and ctx.remaining() >= CG_MIN_LEFT:
                     try:
                         cg["future"] = pool.submit(_component, "column-generation", Z, k, best.labels, ctx.seed(),
                                                    end_wall - margin, stop_path, _cg_options(ctx.remaining()))
