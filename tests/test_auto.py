@@ -231,10 +231,18 @@ def test_decomposition_keeps_improving_until_its_deadline():
 
 
 @pytest.mark.slow
-def test_two_core_portfolio_runs_restart_chains_that_exchange_the_best():
+def test_two_core_portfolio_runs_restart_chains_that_exchange_the_best(monkeypatch):
     """On 2 cores and 400 < n <= CHAINS_MAX_N the worker runs its own restart chain on all the data
     from the first second (no serial ICSM run first); the answer is a valid k-partition never
-    worse than MDAV + two-swap, and `info` says which chain won."""
+    worse than MDAV + two-swap, and `info` says which chain won. With the long-budget rule
+    scaled down (column generation takes the worker over after 2 s), the column-generation
+    component is started, answers or is reported late, and the bound stays below the IL."""
+    from pysdcmicro.optimization import _auto
+
+    monkeypatch.setattr(_auto, "CG_MIN_LIMIT", 5.0)
+    monkeypatch.setattr(_auto, "CG_SWITCH_SECONDS", 2.0)
+    monkeypatch.setattr(_auto, "CG_MIN_LEFT", 1.0)
+    monkeypatch.setattr(_auto, "EPOCH_SECONDS", 1.5)
     X = make_synthetic(600, 3, rng=4)  # above COLGEN_SMALL_N: the worker shares the restarts
     base = microaggregate(X, 3, method="mdav", improve="two-swap")
     started = time.monotonic()
@@ -250,8 +258,15 @@ def test_two_core_portfolio_runs_restart_chains_that_exchange_the_best():
         pytest.skip(f"machine too loaded: MDAV + two-swap and the bound took {spent:.1f} s of the 6 s")
     assert chains and all(c["mode"] == "chains" for c in chains)
     assert res.info["winner"] in ("mdav+two-swap", "icsm-restarts (chain in this process)",
-                                  "icsm-restarts (chain in a worker)")
+                                  "icsm-restarts (chain in a worker)", "column-generation (worker)")
     assert wall < 6.0 + 20.0  # generous: a shared machine
+    assert "column_generation" in res.info["plan"]
+    late = [c for c in chains if 2.0 <= c["seconds"] + spent <= 4.0 and c["epoch"] < len(chains)]
+    if late:  # an epoch started after 2 s with time left: column generation took the worker
+        assert "column-generation started at" in res.info["seconds"]
+        assert [c for c in res.info["components"] if c["name"] == "column-generation"]
+        assert min(c["processes"] for c in chains) == 1  # this process's chain alone meanwhile
+    assert res.lower_bound is None or res.lower_bound <= res.information_loss + 1e-9
 
 
 def test_a_cold_pricing_kernel_is_not_compiled_on_a_short_deadline(monkeypatch):
@@ -282,3 +297,54 @@ def test_portfolio_refuses_to_run_in_a_starting_worker(monkeypatch):
     with pytest.raises(RuntimeError, match="__main__"):
         microaggregate(make_synthetic(60, 2, rng=0), 3, method="auto", rng=0, time_limit=30.0)
     assert time.monotonic() - started < 15.0  # refused before any search (generous: shared machine)
+
+
+def test_interrupt_gathers_the_workers_answers():
+    """After a Ctrl-C the portfolio takes the partitions the workers hand back within
+    INTERRUPT_WAIT seconds (a better one becomes the incumbent; a part's labels, a failed or
+    a late worker are passed over)."""
+    from concurrent.futures import Future
+
+    from pysdcmicro._context import Context
+    from pysdcmicro.optimization._auto import _gather
+
+    ctx = Context(0, 10.0)
+    ctx.offer(np.zeros(6, dtype=np.int64), 5.0)
+    better, part, failed, late = Future(), Future(), Future(), Future()
+    better.set_result({"labels": np.array([0, 0, 0, 1, 1, 1]), "sse": 2.0})
+    part.set_result({"labels": np.array([0, 0, 0]), "sse": 1.0})
+    failed.set_exception(RuntimeError("worker died"))
+    started = time.monotonic()
+    _gather([(part, None, None), failed, better, late], ctx, time.monotonic() + 0.3, 6)
+    assert time.monotonic() - started < 5.0  # the late one is not awaited past the wait
+    labels, value = ctx.incumbent
+    assert value == 2.0 and list(labels) == [0, 0, 0, 1, 1, 1]
+
+
+@pytest.mark.slow
+def test_ctrl_c_in_the_first_epoch_returns_the_workers_best_quickly(tmp_path):
+    """Ctrl-C (here: KeyboardInterrupt raised from the progress callback, in the main thread,
+    where the signal lands) during the first 15-s exchange epoch: the call returns within a
+    few seconds, a valid k-partition never worse than MDAV + two-swap, status limit, and the
+    temporary folder of the stop file is removed."""
+    import os
+    import tempfile
+
+    X = make_synthetic(600, 3, rng=4)  # chains: 400 < n <= CHAINS_MAX_N
+    base = microaggregate(X, 3, method="mdav", improve="two-swap")
+    seen = {}
+
+    def progress(event):
+        if event.elapsed >= 4.0 and "sent" not in seen:  # the workers' chains have started
+            seen["sent"] = time.monotonic()
+            raise KeyboardInterrupt
+
+    before = set(os.listdir(tempfile.gettempdir()))
+    res = microaggregate(X, 3, method="auto", rng=0, time_limit=40.0, processes=2, progress=progress)
+    assert "sent" in seen, "the chains never reported (machine too loaded?)"
+    assert time.monotonic() - seen["sent"] < 5.0
+    assert res.status == "limit"
+    assert_k_partition(res.labels, 600, 3)
+    assert res.sse <= base.sse * (1 + 1e-12)
+    after = set(os.listdir(tempfile.gettempdir()))
+    assert not [p for p in after - before if p.startswith("pysdcmicro-auto-")]

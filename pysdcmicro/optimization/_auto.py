@@ -25,7 +25,10 @@ Two regimes (issue 14):
   sum of the parts') replaces the incumbent when better; a final ICSM pass on all the data
   repairs the parts' borders. Column generation (for its proven lower bound
   and its integer answer) takes a worker on a small problem (n <= 400) or from 3 cores, the
-  decomposition heuristic from 4 cores; they start from the shared incumbent.
+  decomposition heuristic from 4 cores; they start from the shared incumbent. On long
+  budgets with chains (``CG_*``), column generation takes a worker's chain over after a
+  minute, seeded with the best partition, and the worker runs a chain again when it is done.
+  A Ctrl-C asks the workers for their best partitions (``INTERRUPT_WAIT``).
   ``info["components"]`` says what each component found and in how many seconds,
   ``info["winner"]`` which one found the answer. Such runs stop by the clock, so they are
   not reproducible even with a seed.
@@ -72,6 +75,16 @@ EPOCHS = 2
 #: restart chains on parts of the data missed the improvements that cross a part's border).
 CHAINS_MAX_N = 2500
 EPOCH_SECONDS = 15.0
+#: Long budgets on 2+ cores (chains): column generation takes one worker's chain over after
+#: CG_SWITCH_SECONDS, seeded with the best partition then, for its proven bound (its LP
+#: converges at k = 3 on the 1 000-record CASC sets in about a minute) and its MIP over the
+#: generated groups; when it is done the worker runs a chain again. Census k = 3 (600 s on 2
+#: cores): ICSM chains alone stopped at IL 4.6945 with the neighbour bound (gap 27 %).
+CG_MIN_LIMIT = 240.0
+CG_MAX_N = 1500
+CG_MAX_K = 5
+CG_SWITCH_SECONDS = 60.0
+CG_MIN_LEFT = 30.0  # column generation starts only with this many seconds left
 #: Records in a region restart of the portfolio: ICSM's default region of 30 groups is 90
 #: records at k = 3 but 150 at k = 5, where one restart cost 5-10 times more (its n-opt cycle
 #: search grows with the region) and the chains made 100-300 restarts per 15-s epoch on
@@ -197,10 +210,63 @@ def _fixed(Z, k, ctx, info) -> Solution:
 # ---------------------------------------------------------------------------
 # The portfolio (time limit)
 # ---------------------------------------------------------------------------
-def _component(name: str, Z: np.ndarray, k: int, labels: np.ndarray | None, seed: int, end_wall: float) -> dict:
-    """One portfolio component, run in a worker process until ``end_wall`` (``time.time()``)."""
+#: After a Ctrl-C the workers' answers are awaited this long at most (issue 19: the whole
+#: run must end within 5 s of the signal).
+INTERRUPT_WAIT = 1.5
+
+
+class _StopFile:
+    """A file whose existence tells the workers to stop now (Ctrl-C in this process).
+
+    The workers ignore SIGINT (this process decides what happens), so they are told through
+    the file system: each worker component polls the path from a daemon thread and expires
+    its own deadline, so its search returns the best partition it holds at once."""
+
+    def __init__(self):
+        import tempfile
+
+        self.dir = tempfile.mkdtemp(prefix="pysdcmicro-auto-")
+        self.path = os.path.join(self.dir, "stop")
+        self.raised = False
+
+    def raise_(self) -> None:
+        if not self.raised:
+            self.raised = True
+            self.at = time.monotonic()
+            try:
+                with open(self.path, "w"):
+                    pass
+            except OSError:  # pragma: no cover - the workers then stop at their deadline
+                pass
+
+    def remove(self) -> None:
+        import shutil
+
+        shutil.rmtree(self.dir, ignore_errors=True)
+
+
+def _watch(path: str, deadline) -> None:
+    """In a worker: expire ``deadline`` as soon as ``path`` exists (a daemon thread)."""
+    import threading
+
+    def poll():
+        while not deadline.expired():
+            if os.path.exists(path):
+                deadline.stop()
+                return
+            time.sleep(0.05)
+
+    threading.Thread(target=poll, name="pysdcmicro-auto-stop", daemon=True).start()
+
+
+def _component(name: str, Z: np.ndarray, k: int, labels: np.ndarray | None, seed: int, end_wall: float,
+               stop_path: str | None = None, options: dict | None = None) -> dict:
+    """One portfolio component, run in a worker process until ``end_wall`` (``time.time()``),
+    or until ``stop_path`` exists (Ctrl-C in the calling process)."""
     started = time.monotonic()
     ctx = Context(seed, max(0.01, end_wall - time.time()))
+    if stop_path is not None:
+        _watch(stop_path, ctx.deadline)
     lower = None
     extra: dict = {}
     if name == "icsm-restarts":
@@ -210,9 +276,10 @@ def _component(name: str, Z: np.ndarray, k: int, labels: np.ndarray | None, seed
         from ._column_generation import solve_column_generation
 
         seeds = [labels] if labels is not None else None
-        sol = solve_column_generation(Z, k, ctx, seeds=seeds)
+        sol = solve_column_generation(Z, k, ctx, seeds=seeds, **(options or {}))
         lower = sol.lower_bound
-        extra = {key: sol.info.get(key) for key in ("iterations", "converged", "columns")}
+        extra = {key: sol.info.get(key) for key in ("iterations", "converged", "columns", "cg_seconds", "bound_source",
+                                                    "mip_status", "found_by") if key in sol.info}
     elif name == "decomposition":
         from .. import _registry
 
@@ -301,6 +368,9 @@ def _portfolio(Z, k, ctx, info, processes: int) -> Solution:
     split_workers = workers - len(long_plan)
     info["plan"] = {"cores": cores, "workers": long_plan + ["icsm-restarts on a part"] * split_workers}
     futures: list = []
+    chain_futures: list = []
+    stopper = _StopFile() if pool is not None else None
+    stop_path = stopper.path if stopper is not None else None
     try:
         if pool is not None:  # start the workers (a fresh interpreter each) while this one works
             try:
@@ -317,8 +387,8 @@ def _portfolio(Z, k, ctx, info, processes: int) -> Solution:
         best = _Best(base, base_sse, "mdav+two-swap")
         if pool is not None:
             for name in long_plan:  # they start from the shared incumbent and run to the deadline
-                futures.append((pool.submit(_component, name, Z, k, best.labels, ctx.seed(), end_wall - margin),
-                                name))
+                futures.append((pool.submit(_component, name, Z, k, best.labels, ctx.seed(), end_wall - margin,
+                                            stop_path), name))
         lower = None
         # the neighbour bound costs O(n^2 d): at once on small data, else only with time to spare
         if n <= BOUND_MAX_N and not ctx.expired() and (n * n * d <= 2e7 or limit >= 30):
@@ -356,6 +426,12 @@ def _portfolio(Z, k, ctx, info, processes: int) -> Solution:
             if best.offer(sol.labels, value, "icsm"):
                 ctx.offer(best.labels, best.sse)
             timing["icsm"] = time.monotonic() - t
+        # column generation takes a worker's chain over on long budgets (CG_* above)
+        cg = {"state": "off"}
+        if mode == "chains" and not long_plan and limit >= CG_MIN_LIMIT and n <= CG_MAX_N and k <= CG_MAX_K:
+            cg = {"state": "planned", "at": min(CG_SWITCH_SECONDS, 0.25 * limit)}
+            info["plan"]["column_generation"] = (f"takes a worker's chain over after {cg['at']:g} s, seeded with the "
+                                                 "best partition; that worker runs a chain again when it is done")
         # 2. restarts until the deadline, in epochs
         if mode == "chains":
             epochs = max(1, int((ctx.remaining() - margin) // EPOCH_SECONDS))
@@ -378,14 +454,39 @@ def _portfolio(Z, k, ctx, info, processes: int) -> Solution:
                 tasks = [(rows, canonical_labels(source[rows])) for rows in parts]
             elif mode == "chains":  # the workers' chains start from MDAV + two-swap in the first epoch
                 everything = np.arange(n)
-                tasks = [(everything, source)] + [(everything, base if epoch == 0 else best.labels)] * split_workers
+                free = split_workers
+                if cg["state"] == "running" and cg["future"].done():  # the worker is free again
+                    cg["state"] = "done"
+                    futures.remove((cg["future"], "column-generation"))
+                    res = _collect(cg["future"], "column-generation", best, components, ctx, time.monotonic() + 1.0,
+                                   stopper)
+                    if res is not None and res.get("lower_bound") is not None and \
+                            (lower is None or float(res["lower_bound"]) > lower):
+                        lower = float(res["lower_bound"])
+                        info["bound_from"] = "column generation"
+                if cg["state"] == "planned" and ctx.elapsed() >= cg["at"] and ctx.remaining() >= CG_MIN_LEFT:
+                    try:
+                        cg["future"] = pool.submit(_component, "column-generation", Z, k, best.labels, ctx.seed(),
+                                                   end_wall - margin, stop_path, _cg_options(ctx.remaining()))
+                        cg["state"] = "running"
+                        cg["started"] = ctx.elapsed()
+                        info["seconds"]["column-generation started at"] = round(cg["started"], 3)
+                        futures.append((cg["future"], "column-generation"))
+                    except Exception as exc:  # the workers are gone: the loop below goes on alone
+                        info["workers_failed"] = f"{type(exc).__name__}: {exc}"
+                        cg["state"] = "off"
+                if cg["state"] == "running":
+                    free -= 1
+                tasks = [(everything, source)] + [(everything, base if epoch == 0 else best.labels)] * free
             else:
                 tasks = [(np.arange(n), source)]
             part_futures = []
+            chain_futures = part_futures if mode == "chains" else []  # all the data: usable after a Ctrl-C
             try:
                 for rows, start_labels in tasks[1:]:
                     Zp = Z if rows.size == n else np.ascontiguousarray(Z[rows])
-                    f = pool.submit(_component, "icsm-restarts", Zp, k, start_labels, ctx.seed(), epoch_end)
+                    f = pool.submit(_component, "icsm-restarts", Zp, k, start_labels, ctx.seed(), epoch_end,
+                                    stop_path)
                     part_futures.append((f, rows, start_labels))
             except Exception as exc:  # the workers are gone: this process takes all the data
                 info["workers_failed"] = f"{type(exc).__name__}: {exc}"
@@ -393,8 +494,9 @@ def _portfolio(Z, k, ctx, info, processes: int) -> Solution:
                 tasks = [(np.arange(n), best.labels if epoch else source)]
             rows0, labels0 = tasks[0]
             Z0 = Z if rows0.size == n else np.ascontiguousarray(Z[rows0])
-            if mode == "alone":
-                sub = ctx.child(seconds=max(0.01, span), stage="icsm-restarts")
+            if mode != "parts":  # all the data: its improvements are the run's incumbent at once
+                sub = ctx.child(seconds=max(0.01, span),
+                                stage="icsm-restarts" if mode == "alone" else "icsm-restarts (chain 1)")
             else:  # its own incumbent (a part's labels must never become the whole data's)
                 sub = Context(ctx.rng, _deadline=ctx.deadline.child(seconds=max(0.01, span)),
                               stage=f"icsm-restarts ({'chain' if mode == 'chains' else 'part'} 1)")
@@ -412,7 +514,7 @@ def _portfolio(Z, k, ctx, info, processes: int) -> Solution:
             missing = 0
             until = time.monotonic() + max(0.0, epoch_end - time.time()) + min(2.0, 0.04 * limit)
             for f, rows, start_labels in part_futures:
-                res = _collect(f, "icsm-restarts", None, None, ctx, until)
+                res = _collect(f, "icsm-restarts", None, None, ctx, until, stopper)
                 if res is None:  # no answer in time: the part keeps its starting groups
                     missing += 1
                     part_labels = np.asarray(canonical_labels(start_labels))
@@ -454,14 +556,28 @@ def _portfolio(Z, k, ctx, info, processes: int) -> Solution:
         # the long-running workers' answers, due at the deadline
         until = time.monotonic() + max(0.0, ctx.remaining()) + min(2.0, 0.04 * limit)
         for f, name in futures:
-            res = _collect(f, name, best, components, ctx, until)
+            res = _collect(f, name, best, components, ctx, until, stopper)
             if res is not None and res.get("lower_bound") is not None:
                 lb = float(res["lower_bound"])
                 if lower is None or lb > lower:
                     lower = lb
                     info["bound_from"] = "column generation"
+    except KeyboardInterrupt:
+        # Ctrl-C: this process's best is the context's incumbent; the workers are told to stop
+        # and the partitions they hold (all the data: chains and long components) are taken
+        # when they come within INTERRUPT_WAIT seconds. The caller returns the incumbent.
+        ctx.deadline.stop()
+        if stopper is not None:
+            stopper.raise_()
+            _gather(chain_futures + [f for f, _ in futures], ctx, stopper.at + INTERRUPT_WAIT, n)
+            info["interrupted"] = "Ctrl-C: the workers were asked for their best partitions"
+        raise
     finally:
         _stop_pool(pool, hard=True)
+        if stopper is not None:
+            if stopper.raised:
+                info["interrupted"] = "Ctrl-C: the workers were asked for their best partitions"
+            stopper.remove()
     info["winner"] = best.who
     status = "limit"
     note = ""
@@ -469,19 +585,56 @@ def _portfolio(Z, k, ctx, info, processes: int) -> Solution:
         status, note = "done", "; optimal: the lower bound equals the IL found"
     shown = ctx._shared.limit if ctx._shared.limit is not None else limit  # the caller's limit
     plan_text = ", ".join(info["plan"]["workers"]) or "none"
+    if "column-generation started at" in timing:
+        plan_text += f"; column generation in a worker from {timing['column-generation started at']:.0f} s"
     message = (f"auto ({shown:g} s on {cores} core{'s' if cores != 1 else ''}: ICSM restarts; workers: {plan_text}): "
                f"best: {best.who}{note}")
     return Solution(labels=best.labels, status=status, message=message, lower_bound=lower, info=info)
 
 
-def _collect(future, name, best, components, ctx, until) -> dict | None:
-    """Wait for a worker's answer until ``until`` (monotonic), showing progress meanwhile."""
+def _gather(futures, ctx, until, n) -> None:
+    """After a Ctrl-C: offer each worker's answer (a partition of all ``n`` records) that comes
+    before ``until`` (monotonic) to the run's incumbent. A second Ctrl-C stops the wait."""
+    from concurrent.futures import wait
+
+    pending = [f[0] if isinstance(f, tuple) else f for f in futures]
+    while pending:
+        left = until - time.monotonic()
+        if left <= 0:
+            return
+        done, _ = wait(pending, timeout=left, return_when="FIRST_COMPLETED")
+        for f in done:
+            pending.remove(f)
+            try:
+                res = f.result()
+            except Exception:  # a failed worker: the others still count
+                continue
+            labels = np.asarray(res["labels"])
+            if labels.shape == (n,):
+                ctx.offer(labels, res["sse"])
+
+
+def _cg_options(remaining: float) -> dict:
+    """Column generation's options in the portfolio: the MIP over the generated groups may use
+    a third of the time left (its default, 60 s, stopped HiGHS at "feasible" on Census k = 3)."""
+    return {"mip_time": max(60.0, remaining / 3.0)}
+
+
+def _collect(future, name, best, components, ctx, until, stopper=None) -> dict | None:
+    """Wait for a worker's answer until ``until`` (monotonic), showing progress meanwhile.
+
+    After a Ctrl-C (the deadline's stop flag) the workers are told to stop (``stopper``) and
+    their answers, the best partitions they hold, are awaited ``INTERRUPT_WAIT`` seconds at most."""
     from concurrent.futures import TimeoutError as FutureTimeout
 
     while True:
         left = until - time.monotonic()
-        if ctx.deadline._stop[0]:  # interrupted (Ctrl-C): keep the incumbent, wait for nobody
-            left = 0
+        if ctx.deadline._stop[0]:  # interrupted (Ctrl-C): the workers hand back what they hold
+            if stopper is None:
+                left = 0
+            else:
+                stopper.raise_()
+                left = min(left, stopper.at + INTERRUPT_WAIT - time.monotonic())
         if left <= 0:
             if components is not None:
                 components.append({"name": name, "where": "worker", "status": "no answer in time"})
