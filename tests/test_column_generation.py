@@ -615,3 +615,45 @@ def test_seeds_include_icsm_and_the_answer_is_never_worse():
 def test_new_bad_options(option, value, message):
     with pytest.raises((InvalidInputError, pysdcmicro.InvalidTypeError), match=message):
         column_generation(np.random.default_rng(0).normal(size=(12, 2)), 3, **{option: value})
+
+
+def _min_ratio_by_record(Z, pi, k):
+    """Exact min over groups C containing i (k..2k-1 records) of rc(C)/|C|, by enumeration."""
+    n = Z.shape[0]
+    out = np.full(n, np.inf)
+    for s in range(k, min(2 * k - 1, n) + 1):
+        for C in itertools.combinations(range(n), s):
+            G = Z[list(C)]
+            r = (float(((G - G.mean(axis=0)) ** 2).sum()) - pi[list(C)].sum()) / s
+            for i in C:
+                out[i] = min(out[i], r)
+    return out
+
+
+@pytest.mark.parametrize("compiled", [True, False])
+@pytest.mark.parametrize("seed", range(12))
+def test_record_lagrangian_from_truncated_pricing_is_valid_for_any_duals(seed, compiled):
+    """The per-record Lagrangian sum(pi) + sum_i m_i is <= the brute-force optimum for random
+    duals, whatever the node budget (1 node: open-node bounds only; large: exact), and with a
+    large budget m_i is the exact minimum ratio."""
+    from pysdcmicro.optimization._pricing import record_lagrangian, record_supergradient
+
+    X, k = _instance(900 + seed)
+    Z = zscore(X)
+    n = Z.shape[0]
+    opt, _ = brute_force_optimum(Z, k)
+    _, dist = neighbours(Z, n)
+    rng = np.random.default_rng(seed)
+    for scale in (0.0, 0.3, 1.0, 3.0):
+        pi = rng.normal(scale=scale, size=n) + opt / n
+        exact = _min_ratio_by_record(Z, pi, k)
+        for budget in (1, 3, 10**6):
+            res = record_lagrangian(Z, dist, pi, k, node_limit=budget, compiled=compiled)
+            assert np.all(res["m"] <= exact + 1e-9)
+            assert np.all(res["ratio"] >= exact - 1e-9)  # real groups
+            assert res["bound"] <= opt + 1e-9
+            if budget == 10**6:
+                assert res["complete"]
+                np.testing.assert_allclose(res["m"], exact, atol=1e-9)
+            g = record_supergradient(res["groups"], n)
+            assert g.shape == (n,) and np.all(g <= 1.0)

@@ -29,7 +29,7 @@ from .._context import Deadline as _Deadline
 
 __all__ = ["neighbours", "heuristic_pricing", "exact_pricing", "anchored_pricing", "record_bounds",
            "lagrangian_bound", "enumerate_below", "anchor_relaxation", "anchor_lagrangian_bound",
-           "nn_dual"]
+           "nn_dual", "record_lagrangian", "record_supergradient"]
 
 _BLOCK_ELEMS = 1 << 22  # entries of a distance block (32 MiB of float64)
 
@@ -911,3 +911,118 @@ def branch_and_bound_anchor(Dsub: np.ndarray, pis: np.ndarray, s: int, *, best: 
     out["nodes"] = nodes
     out["columns"] = [(np.concatenate([[0], 1 + perm[p]]), v) for p, v in found]
     return out
+
+
+def record_lagrangian(Z: np.ndarray, nbr_dist: np.ndarray, pi: np.ndarray, k: int, *,
+                      node_limit: int = 2000, deadline=None, upper: np.ndarray | None = None,
+                      compiled: bool = True) -> dict:
+    """The per-record Lagrangian bound at ANY duals ``pi``, from truncated pricing:
+
+        optimum >= sum_i pi_i + sum_i m_i,   m_i <= min over groups C containing i of rc(C)/|C|,
+
+    groups of ``k..2k-1`` records, ``rc(C) = SSE(C) - pi(C)``. Proof: an optimal partition
+    has groups of ``k..2k-1`` records and ``SSE = sum(pi) + sum_C rc(C) = sum(pi) + sum_i
+    rc(C(i))/|C(i)|`` (each group's reduced cost shared equally by its members), and each
+    term is at least ``m_i``. ``m_i`` may be positive (no clipping at 0).
+
+    ``m_i`` comes from a branch and bound per record and size (the compiled search of
+    :mod:`._bb_numba`, record ``i`` at position 0, candidates all the other records left by
+    the sorted-distance test) stopped after ``node_limit`` nodes: a stopped search gives the
+    least bound of its open nodes, never more than its minimum, so the bound is valid
+    whatever the budget (the budget only decides how tight it is). Sizes are searched with
+    the best ratio found so far as cut-off.
+
+    Returns ``bound`` (float, with a float-safety margin), ``m`` (the per-record lower
+    bounds), ``groups`` (for each record the best group found containing it, or None:
+    the supergradient of the bound is ``1 - sum_i [j in groups_i] / |groups_i|``), ``ratio``
+    (the best group's rc/|C| per record: upper bounds of the true minima), ``complete`` (every
+    search finished: ``m`` is exact), ``nodes``. ``upper``: optional known upper bounds on the
+    per-record minima (cut-offs). Time O(n^2 d k) for the tests plus the searches, memory O(n k).
+    """
+    n = Z.shape[0]
+    sizes = list(range(k, min(2 * k - 1, n) + 1))
+    cums = np.cumsum(nbr_dist, axis=1)
+    norms = np.einsum("ij,ij->i", Z, Z)
+    kernel = _bb_kernel(points=True, deadline=deadline) if compiled else None
+    m = np.empty(n)
+    ratio = np.full(n, np.inf)
+    groups: list = [None] * n
+    complete = True
+    nodes = 0
+    rate = [200_000.0]
+    for i in range(n):
+        if deadline is not None and deadline.expired():
+            # Not reached: the per-record sorted-distance relaxation (valid, weak).
+            complete = False
+        Di = np.maximum(norms[i] - 2.0 * (Z @ Z[i]) + norms, 0.0)
+        Di[i] = np.inf
+        ordD = np.argsort(Di, kind="stable")
+        best_ratio = math.inf if upper is None else float(upper[i])
+        best_rows = None
+        relax = {}
+        es = {}
+        for s in sizes:
+            a2 = cums[:, s - 2] if s >= 2 else np.zeros(n)
+            e = (2.0 * Di + a2) / (2.0 * s) - pi
+            e[i] = np.inf
+            part = np.partition(e, s - 2)[: s - 1] if s >= 2 else np.zeros(0)
+            relax[s] = -pi[i] + float(part.sum())
+            es[s] = e
+            # A real group: i and its s-1 nearest records (cut-off for the searches).
+            rows = np.concatenate([[i], ordD[: s - 1]])
+            G = Z[rows]
+            rc = float(((G - G.mean(axis=0)) ** 2).sum() - pi[rows].sum())
+            if rc / s < best_ratio:
+                best_ratio, best_rows = rc / s, np.sort(rows)
+        low = math.inf  # the least lower bound over the sizes (of rc/s)
+        for s in sorted(sizes, key=lambda t: relax[t]):
+            if relax[s] / s >= best_ratio:
+                low = min(low, relax[s] / s)
+                continue
+            if deadline is not None and deadline.expired():
+                low = min(low, relax[s] / s)
+                complete = False
+                continue
+            e = es[s]
+            thr = s * best_ratio
+            small = np.partition(e, s - 3)[: s - 2] if s >= 3 else np.zeros(0)
+            cand = np.flatnonzero(e + float(small.sum()) - pi[i] < thr)
+            if s >= 3:
+                cand = np.union1d(cand, np.argpartition(e, s - 3)[: s - 2])
+            cand = cand[np.isfinite(e[cand])]
+            cand = cand[np.argsort(e[cand], kind="stable")]
+            members = np.concatenate([[i], cand])
+            if kernel is not None:
+                res = _bb_points(kernel, Z[members], pi[members], cums[cand, :s], s,
+                                 node_limit=node_limit, deadline=None, keep=1, rate=rate, best=thr)
+            else:
+                Dsub = _sqdist(Z[members], Z[members])
+                res = branch_and_bound_anchor(Dsub, pi[members], s, best=thr, node_limit=node_limit, keep=1)
+            nodes += res["nodes"]
+            val = res["value"] if res["complete"] else max(relax[s], res["value"])
+            complete &= bool(res["complete"])
+            low = min(low, val / s)
+            for pos, _v in res["columns"]:
+                rows = np.sort(members[pos])
+                G = Z[rows]
+                rc = float(((G - G.mean(axis=0)) ** 2).sum() - pi[rows].sum())
+                if rc / s < best_ratio:
+                    best_ratio, best_rows = rc / s, rows
+        m[i] = min(low, best_ratio)
+        ratio[i] = best_ratio
+        groups[i] = best_rows
+    bound = float(pi.sum() + m.sum())
+    bound -= 1e-9 * (float(np.abs(pi).sum()) + float(np.abs(m).sum()) + 1.0)
+    return {"bound": bound, "m": m, "groups": groups, "ratio": ratio, "complete": complete,
+            "nodes": nodes}
+
+
+def record_supergradient(groups: list, n: int) -> np.ndarray:
+    """``1 - sum_i [j in groups_i] / |groups_i|``: a supergradient of the per-record
+    Lagrangian at the duals where ``groups`` are the minimising groups (with truncated
+    pricing, an approximation)."""
+    g = np.ones(n)
+    for rows in groups:
+        if rows is not None:
+            g[rows] -= 1.0 / rows.size
+    return g
