@@ -876,7 +876,11 @@ def column_generation(X, k, *, variables=None, scaling="standardize", improve=No
         where it pays), ``exact_trigger`` (with smoothing: a heuristic round adding fewer
         columns than this goes on to an exact round; default ``max(10, n/20)``),
         ``heuristic_share`` (default 0.1: the share of a time
-        limit given to ICSM restarts for the seed; without a limit one ICSM run).
+        limit given to ICSM restarts for the seed; without a limit one ICSM run), ``ascent_share``
+        (default 0.2: the share of the column-generation time kept for the record ascent, which
+        runs when the LP was not solved; ``bound_share + ascent_share <= 0.9``),
+        ``ascent_steps`` (at most this many steps; default 50 under a time limit, else 0 = no
+        ascent) and ``ascent_nodes`` (node budget of each branch and bound in it, default 200).
 
     Returns
     -------
@@ -903,9 +907,15 @@ def column_generation(X, k, *, variables=None, scaling="standardize", improve=No
     point, listed in ``info["priced_bounds"]``); when no group is
     negative at the master's duals (a mis-pricing) ``alpha`` is halved (0 below 0.125) and
     the pricing repeated, and the LP counts as solved when the centre's bound reaches the
-    master's value. ``info["bound_source"]`` names the argument behind the reported bound
+    master's value. When the LP is not solved, the record ascent
+    (:func:`._pricing.record_ascent`) proves ``sum(pi) + sum_i m_i`` with ``m_i`` a lower bound
+    on the least ``rc(C)/|C|`` over the groups containing record ``i``, from branch and bounds
+    stopped at a node budget (valid whatever the budget), and climbs through the dual-feasible
+    points ``pi + m`` (``info["record_ascent"]``: one ``(bound, nodes, complete)`` per step).
+    ``info["bound_source"]`` names the argument behind the reported bound
     ("neighbour", "Lagrangian (master duals)", "Lagrangian (smoothed duals)", "Lagrangian
-    (bound search)", "LP value (...)", or the MIP's optimality proof) and ``info["found_by"]``
+    (bound search)", "Lagrangian (truncated pricing, record ascent)", "LP value (...)", or the
+    MIP's optimality proof) and ``info["found_by"]``
     the step that found the partition. Under a time limit the time left after the MIP goes
     to ICSM restarts from the best partition, unless the bound proves it optimal.
     Heuristic pricing costs O(n L^2 (d + k)) per iteration for ``L`` candidates per record;

@@ -15,7 +15,9 @@ Three tools live here:
   happens (time-out included);
 * :func:`record_bounds`: the cheap valid bound ``min rc_s >= sum of the s smallest
   b_i(s)``, ``b_i(s) = a_i(s)/(2s) - pi_i`` where ``a_i(s)`` is the sum of the ``s-1``
-  smallest distances from record ``i``.
+  smallest distances from record ``i``;
+* :func:`record_lagrangian` / :func:`record_ascent`: the per-record Lagrangian bound from
+  branch and bounds stopped at a node budget, and a monotone dual ascent on it.
 """
 
 from __future__ import annotations
