@@ -187,8 +187,11 @@ def solve_column_generation(Z: np.ndarray, k: int, ctx: Context, *,
         bound_steps = 16 if math.isfinite(total) else 0
     search_seconds = bound_share * (lp_share if mip else 1.0) * total if math.isfinite(total) else None
     reserve = bound_share if (exact and bound_steps) else 0.0
-    if ascent_steps is None:  # like the bound search: by default only under a time limit
-        ascent_steps = 50 if math.isfinite(total) else 0
+    if ascent_steps is None:
+        # Like the bound search, by default only under a time limit; and only for the method
+        # itself: callers passing their own seeds (decomposition's subsets, auto) keep their
+        # whole time for the partition.
+        ascent_steps = 50 if (math.isfinite(total) and own_seeds) else 0
     ascent_seconds = ascent_share * (lp_share if mip else 1.0) * total if math.isfinite(total) else None
     if exact and ascent_steps and ascent_share > 0:
         reserve += ascent_share
@@ -880,7 +883,7 @@ def column_generation(X, k, *, variables=None, scaling="standardize", improve=No
         (default 0.2: the share of the column-generation time kept for the record ascent, which
         runs when the LP was not solved; ``bound_share + ascent_share <= 0.9``),
         ``ascent_steps`` (at most this many steps; default 50 under a time limit, else 0 = no
-        ascent) and ``ascent_nodes`` (node budget of each branch and bound in it, default 200).
+        ascent; 0 too when called with seeds, as decomposition and auto do) and ``ascent_nodes`` (node budget of each branch and bound in it, default 200).
 
     Returns
     -------
