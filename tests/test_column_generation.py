@@ -611,7 +611,90 @@ def test_seeds_include_icsm_and_the_answer_is_never_worse():
     ("anchor_solver", "dfs", "anchor_solver"),
     ("smoothing", 1.5, "smoothing"),
     ("heuristic_share", -0.1, "heuristic_share"),
+    ("ascent_share", 0.95, "ascent_share"),
+    ("ascent_nodes", 0, "ascent_nodes"),
+    ("ascent_share", 0.8, "bound_share` \\+ `ascent_share"),
 ])
 def test_new_bad_options(option, value, message):
     with pytest.raises((InvalidInputError, pysdcmicro.InvalidTypeError), match=message):
         column_generation(np.random.default_rng(0).normal(size=(12, 2)), 3, **{option: value})
+
+
+def _min_ratio_by_record(Z, pi, k):
+    """Exact min over groups C containing i (k..2k-1 records) of rc(C)/|C|, by enumeration."""
+    n = Z.shape[0]
+    out = np.full(n, np.inf)
+    for s in range(k, min(2 * k - 1, n) + 1):
+        for C in itertools.combinations(range(n), s):
+            G = Z[list(C)]
+            r = (float(((G - G.mean(axis=0)) ** 2).sum()) - pi[list(C)].sum()) / s
+            for i in C:
+                out[i] = min(out[i], r)
+    return out
+
+
+@pytest.mark.parametrize("compiled", [True, False])
+@pytest.mark.parametrize("seed", range(6))
+def test_record_lagrangian_from_truncated_pricing_is_valid_for_any_duals(seed, compiled):
+    """The per-record Lagrangian sum(pi) + sum_i m_i is <= the brute-force optimum for random
+    duals, whatever the node budget (1 node: open-node bounds only; large: exact), and with a
+    large budget m_i is the exact minimum ratio."""
+    from pysdcmicro.optimization._pricing import record_lagrangian, record_supergradient
+
+    X, k = _instance(900 + seed)
+    Z = zscore(X)
+    n = Z.shape[0]
+    opt, _ = brute_force_optimum(Z, k)
+    _, dist = neighbours(Z, n)
+    rng = np.random.default_rng(seed)
+    for scale in (0.0, 0.3, 1.0, 3.0):
+        pi = rng.normal(scale=scale, size=n) + opt / n
+        exact = _min_ratio_by_record(Z, pi, k)
+        for budget in (1, 3, 10**6):
+            res = record_lagrangian(Z, dist, pi, k, node_limit=budget, compiled=compiled)
+            assert np.all(res["m"] <= exact + 1e-9)
+            assert np.all(res["ratio"] >= exact - 1e-9)  # real groups
+            assert res["bound"] <= opt + 1e-9
+            if budget == 10**6:
+                assert res["complete"]
+                np.testing.assert_allclose(res["m"], exact, atol=1e-9)
+            g = record_supergradient(res["groups"], n)
+            assert g.shape == (n,) and np.all(g <= 1.0)
+
+
+@pytest.mark.parametrize("seed", range(5))
+def test_record_ascent_is_monotone_valid_and_its_duals_are_dual_feasible(seed):
+    """Every step of the record ascent (from random, infeasible duals; node budgets 1 and
+    unlimited) proves a bound <= the brute-force optimum, steps after the first never go
+    down, and the duals returned price no group negative (brute force)."""
+    from pysdcmicro.optimization._pricing import record_ascent
+
+    X, k = _instance(950 + seed)
+    Z = zscore(X)
+    n = Z.shape[0]
+    opt, _ = brute_force_optimum(Z, k)
+    _, dist = neighbours(Z, n)
+    pi = np.random.default_rng(seed).normal(scale=1.0, size=n) + opt / n
+    for budget in (1, 10**6):
+        res = record_ascent(Z, dist, pi, k, node_limit=budget, max_steps=6, min_gain=0.0)
+        bounds = [b for b, _, _ in res["steps"]]
+        assert res["bound"] == max(bounds) <= opt + 1e-9
+        assert all(b2 >= b1 - 1e-9 for b1, b2 in zip(bounds[1:], bounds[2:]))
+        assert min(_min_rc_by_size(Z, res["duals"], k).values()) >= -1e-9
+        assert res["duals"].sum() <= opt + 1e-9
+
+
+def test_engine_reports_the_record_ascent_bound_when_the_lp_is_not_solved():
+    """A run stopped after one iteration (LP not converged) runs the record ascent; its bound,
+    and the reported one, stay below the brute-force optimum, and the source is named."""
+    X, k = _instance(977, n=12, k=3)
+    Z = zscore(X)
+    opt, _ = brute_force_optimum(Z, k)
+    sol = solve_column_generation(Z, k, Context(0), max_iterations=1, mip=False,
+                                  bound_steps=0, ascent_steps=5, exact=True, **DET)
+    steps = sol.info["record_ascent"]
+    assert 1 <= len(steps) <= 5
+    assert max(b for b, _, _ in steps) <= opt + 1e-9
+    assert sol.lower_bound <= opt + 1e-9
+    assert sol.info["bound_source"] in ("Lagrangian (truncated pricing, record ascent)",
+                                        "Lagrangian (master duals)", "neighbour")

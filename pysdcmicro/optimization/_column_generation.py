@@ -23,6 +23,7 @@ import numpy as np
 
 from .. import _ortools
 from .._context import Context
+from .._errors import InvalidInputError
 from .._partition import canonical_labels, groups_from_labels, sse
 from .._registry import register_method
 from .._result import Solution
@@ -31,7 +32,7 @@ from ..constructive._mdav import mdav_labels
 from ._master import ColumnPool, group_cost, make_master
 from ._pricing import (anchor_lagrangian_bound, anchor_relaxation, anchored_pricing, enumerate_below,
                        exact_pricing, heuristic_pricing, lagrangian_bound, neighbours, nn_dual,
-                       record_bounds)
+                       record_ascent, record_bounds)
 
 __all__ = ["column_generation", "solve_column_generation", "seed_partitions"]
 
@@ -128,7 +129,9 @@ def solve_column_generation(Z: np.ndarray, k: int, ctx: Context, *,
                             stall_share: float = 0.25, bound_share: float = 0.15,
                             bound_steps: int | None = None, mip_columns: int = 20_000,
                             anchor_solver: str = "bb", smoothing: float = 0.0,
-                            heuristic_share: float = 0.1, exact_trigger: int | None = None) -> Solution:
+                            heuristic_share: float = 0.1, exact_trigger: int | None = None,
+                            ascent_share: float = 0.2, ascent_steps: int | None = None,
+                            ascent_nodes: int = 200) -> Solution:
     """The column-generation engine (see :func:`column_generation`)."""
     n = Z.shape[0]
     started = time.monotonic()
@@ -184,6 +187,14 @@ def solve_column_generation(Z: np.ndarray, k: int, ctx: Context, *,
         bound_steps = 16 if math.isfinite(total) else 0
     search_seconds = bound_share * (lp_share if mip else 1.0) * total if math.isfinite(total) else None
     reserve = bound_share if (exact and bound_steps) else 0.0
+    if ascent_steps is None:
+        # Like the bound search, by default only under a time limit; and only for the method
+        # itself: callers passing their own seeds (decomposition's subsets, auto) keep their
+        # whole time for the partition.
+        ascent_steps = 50 if (math.isfinite(total) and own_seeds) else 0
+    ascent_seconds = ascent_share * (lp_share if mip else 1.0) * total if math.isfinite(total) else None
+    if exact and ascent_steps and ascent_share > 0:
+        reserve += ascent_share
     if ctx.deadline.limited and (mip or reserve):
         cg_ctx = ctx.child(fraction=(lp_share if mip else 1.0) * (1.0 - reserve))
     else:
@@ -439,6 +450,20 @@ def solve_column_generation(Z: np.ndarray, k: int, ctx: Context, *,
         info["bound_search"] = steps
         raise_lower(found_bound, "Lagrangian (bound search)")
         for rows, _rc in extra:
+            pool.add(rows, group_cost(Z, rows))
+
+    if exact and ascent_steps and not converged and pi is not None and not ctx.expired() \
+            and (ascent_seconds is None or ascent_seconds > 0):
+        # Record ascent (issue 16, k = 10): the per-record Lagrangian from truncated pricing
+        # (branch and bound per record and size stopped at `ascent_nodes` nodes, bisection on
+        # the cut-off), climbing through dual-feasible points pi + m from the best-bound
+        # duals so far; every step proves a bound whatever the budget.
+        deadline = ctx.deadline.child(ascent_seconds)
+        asc = record_ascent(Z, nbr_dist, stab_centre, k, deadline=deadline, node_limit=ascent_nodes,
+                            max_steps=ascent_steps)
+        info["record_ascent"] = [(round(b, 6), nodes, done) for b, nodes, done in asc["steps"]]
+        raise_lower(_safe(asc["bound"], asc["duals"]), "Lagrangian (truncated pricing, record ascent)")
+        for rows in asc["columns"][: max(n, 1000)]:
             pool.add(rows, group_cost(Z, rows))
 
     info.update(iterations=it, converged=converged, lp_value=lp_value, columns=len(pool),
@@ -766,7 +791,8 @@ def _column_generation_solver(Z: np.ndarray, k: int, ctx: Context, *, max_iterat
                               bound_share: float = 0.15, bound_steps: int | None = None,
                               mip_columns: int = 20_000, anchor_solver: str = "bb",
                               smoothing: float = 0.0, heuristic_share: float = 0.1,
-                              exact_trigger: int | None = None) -> Solution:
+                              exact_trigger: int | None = None, ascent_share: float = 0.2,
+                              ascent_steps: int | None = None, ascent_nodes: int = 200) -> Solution:
     check_positive_int(max_iterations, "max_iterations", allow_none=True)
     check_positive_int(neighbours, "neighbours", minimum=0)
     check_positive_int(columns_per_iteration, "columns_per_iteration", minimum=0)
@@ -790,6 +816,11 @@ def _column_generation_solver(Z: np.ndarray, k: int, ctx: Context, *, max_iterat
     check_number(smoothing, "smoothing", low=0, high=0.99)
     check_number(heuristic_share, "heuristic_share", low=0, high=0.9)
     check_positive_int(exact_trigger, "exact_trigger", minimum=1, allow_none=True)
+    check_number(ascent_share, "ascent_share", low=0, high=0.9)
+    check_positive_int(ascent_steps, "ascent_steps", minimum=0, allow_none=True)
+    check_positive_int(ascent_nodes, "ascent_nodes", minimum=1)
+    if bound_share + ascent_share > 0.9:
+        raise InvalidInputError(f"`bound_share` + `ascent_share` must be <= 0.9; got {bound_share + ascent_share:g}.")
     return solve_column_generation(
         Z, k, ctx, max_iterations=max_iterations, neighbours_count=neighbours,
         columns_per_iteration=columns_per_iteration, max_columns=max_columns, exact=exact,
@@ -800,7 +831,8 @@ def _column_generation_solver(Z: np.ndarray, k: int, ctx: Context, *, max_iterat
         anchor_time=anchor_time, close_gap=close_gap, stall_share=stall_share,
         bound_share=bound_share, bound_steps=bound_steps, mip_columns=mip_columns,
         anchor_solver=anchor_solver, smoothing=smoothing, heuristic_share=heuristic_share,
-        exact_trigger=exact_trigger)
+        exact_trigger=exact_trigger, ascent_share=ascent_share, ascent_steps=ascent_steps,
+        ascent_nodes=ascent_nodes)
 
 
 def column_generation(X, k, *, variables=None, scaling="standardize", improve=None, rng=None,
@@ -847,7 +879,11 @@ def column_generation(X, k, *, variables=None, scaling="standardize", improve=No
         where it pays), ``exact_trigger`` (with smoothing: a heuristic round adding fewer
         columns than this goes on to an exact round; default ``max(10, n/20)``),
         ``heuristic_share`` (default 0.1: the share of a time
-        limit given to ICSM restarts for the seed; without a limit one ICSM run).
+        limit given to ICSM restarts for the seed; without a limit one ICSM run), ``ascent_share``
+        (default 0.2: the share of the column-generation time kept for the record ascent, which
+        runs when the LP was not solved; ``bound_share + ascent_share <= 0.9``),
+        ``ascent_steps`` (at most this many steps; default 50 under a time limit, else 0 = no
+        ascent; 0 too when called with seeds, as decomposition and auto do) and ``ascent_nodes`` (node budget of each branch and bound in it, default 200).
 
     Returns
     -------
@@ -874,9 +910,15 @@ def column_generation(X, k, *, variables=None, scaling="standardize", improve=No
     point, listed in ``info["priced_bounds"]``); when no group is
     negative at the master's duals (a mis-pricing) ``alpha`` is halved (0 below 0.125) and
     the pricing repeated, and the LP counts as solved when the centre's bound reaches the
-    master's value. ``info["bound_source"]`` names the argument behind the reported bound
+    master's value. When the LP is not solved, the record ascent
+    (:func:`._pricing.record_ascent`) proves ``sum(pi) + sum_i m_i`` with ``m_i`` a lower bound
+    on the least ``rc(C)/|C|`` over the groups containing record ``i``, from branch and bounds
+    stopped at a node budget (valid whatever the budget), and climbs through the dual-feasible
+    points ``pi + m`` (``info["record_ascent"]``: one ``(bound, nodes, complete)`` per step).
+    ``info["bound_source"]`` names the argument behind the reported bound
     ("neighbour", "Lagrangian (master duals)", "Lagrangian (smoothed duals)", "Lagrangian
-    (bound search)", "LP value (...)", or the MIP's optimality proof) and ``info["found_by"]``
+    (bound search)", "Lagrangian (truncated pricing, record ascent)", "LP value (...)", or the
+    MIP's optimality proof) and ``info["found_by"]``
     the step that found the partition. Under a time limit the time left after the MIP goes
     to ICSM restarts from the best partition, unless the bound proves it optimal.
     Heuristic pricing costs O(n L^2 (d + k)) per iteration for ``L`` candidates per record;

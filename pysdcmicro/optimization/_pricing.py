@@ -15,7 +15,9 @@ Three tools live here:
   happens (time-out included);
 * :func:`record_bounds`: the cheap valid bound ``min rc_s >= sum of the s smallest
   b_i(s)``, ``b_i(s) = a_i(s)/(2s) - pi_i`` where ``a_i(s)`` is the sum of the ``s-1``
-  smallest distances from record ``i``.
+  smallest distances from record ``i``;
+* :func:`record_lagrangian` / :func:`record_ascent`: the per-record Lagrangian bound from
+  branch and bounds stopped at a node budget, and a monotone dual ascent on it.
 """
 
 from __future__ import annotations
@@ -29,7 +31,7 @@ from .._context import Deadline as _Deadline
 
 __all__ = ["neighbours", "heuristic_pricing", "exact_pricing", "anchored_pricing", "record_bounds",
            "lagrangian_bound", "enumerate_below", "anchor_relaxation", "anchor_lagrangian_bound",
-           "nn_dual"]
+           "nn_dual", "record_lagrangian", "record_supergradient", "record_ascent"]
 
 _BLOCK_ELEMS = 1 << 22  # entries of a distance block (32 MiB of float64)
 
@@ -911,3 +913,189 @@ def branch_and_bound_anchor(Dsub: np.ndarray, pis: np.ndarray, s: int, *, best: 
     out["nodes"] = nodes
     out["columns"] = [(np.concatenate([[0], 1 + perm[p]]), v) for p, v in found]
     return out
+
+
+def record_lagrangian(Z: np.ndarray, nbr_dist: np.ndarray, pi: np.ndarray, k: int, *,
+                      node_limit: int = 2000, deadline=None, upper: np.ndarray | None = None,
+                      hints: list | None = None, probes: int = 6, floor: float | None = None,
+                      compiled: bool = True) -> dict:
+    """The per-record Lagrangian bound at ANY duals ``pi``, from truncated pricing:
+
+        optimum >= sum_i pi_i + sum_i m_i,   m_i <= min over groups C containing i of rc(C)/|C|,
+
+    groups of ``k..2k-1`` records, ``rc(C) = SSE(C) - pi(C)``. Proof: an optimal partition
+    has groups of ``k..2k-1`` records and ``SSE = sum(pi) + sum_C rc(C) = sum(pi) + sum_i
+    rc(C(i))/|C(i)|`` (each group's reduced cost shared equally by its members), and each
+    term is at least ``m_i``. ``m_i`` may be positive (no clipping at 0).
+
+    ``m_i`` comes from a branch and bound per record and size (the compiled search of
+    :mod:`._bb_numba`, record ``i`` at position 0, candidates all the other records left by
+    the sorted-distance test) stopped after ``node_limit`` nodes: a stopped search gives the
+    least bound of its open nodes, never more than its minimum, so the bound is valid
+    whatever the budget (the budget only decides how tight it is). Sizes are searched with
+    the best ratio found so far as cut-off; when a search stops at its budget, up to
+    ``probes`` searches with lower cut-offs (bisection between the relaxation and the best
+    ratio found) prove the largest ratio they can: a finished search with cut-off ``T``
+    proves that no group is below ``T``, and low cut-offs prune most of the tree.
+
+    Returns ``bound`` (float, with a float-safety margin), ``m`` (the per-record lower
+    bounds), ``groups`` (for each record the best group found containing it, or None:
+    the supergradient of the bound is ``1 - sum_i [j in groups_i] / |groups_i|``), ``ratio``
+    (the best group's rc/|C| per record: upper bounds of the true minima), ``complete`` (every
+    search finished: ``m`` is exact), ``nodes``. ``upper``: optional known upper bounds on the
+    per-record minima (cut-offs); ``hints``: a group per record (or None), e.g. the groups of
+    an earlier call, whose reduced cost at ``pi`` is a first cut-off. ``floor``: a value known
+    to bound every ``m_i`` from below (0 when ``pi`` is dual feasible, i.e. no group has a
+    negative reduced cost), used where the searches prove less. Time O(n^2 d k) for the tests plus the searches, memory O(n k).
+    """
+    n = Z.shape[0]
+    sizes = list(range(k, min(2 * k - 1, n) + 1))
+    cums = np.cumsum(nbr_dist, axis=1)
+    norms = np.einsum("ij,ij->i", Z, Z)
+    kernel = _bb_kernel(points=True, deadline=deadline) if compiled else None
+    m = np.empty(n)
+    ratio = np.full(n, np.inf)
+    groups: list = [None] * n
+    complete = True
+    nodes = 0
+    rate = [200_000.0]
+    for i in range(n):
+        if deadline is not None and deadline.expired():
+            # Not reached: the per-record sorted-distance relaxation (valid, weak).
+            complete = False
+        Di = np.maximum(norms[i] - 2.0 * (Z @ Z[i]) + norms, 0.0)
+        Di[i] = np.inf
+        ordD = np.argsort(Di, kind="stable")
+        best_ratio = math.inf if upper is None else float(upper[i])
+        best_rows = None
+        if hints is not None and hints[i] is not None and k <= hints[i].size <= 2 * k - 1:
+            rows = hints[i]
+            G = Z[rows]
+            rc = float(((G - G.mean(axis=0)) ** 2).sum() - pi[rows].sum())
+            if rc / rows.size < best_ratio:
+                best_ratio, best_rows = rc / rows.size, rows
+        relax = {}
+        es = {}
+        for s in sizes:
+            a2 = cums[:, s - 2] if s >= 2 else np.zeros(n)
+            e = (2.0 * Di + a2) / (2.0 * s) - pi
+            e[i] = np.inf
+            part = np.partition(e, s - 2)[: s - 1] if s >= 2 else np.zeros(0)
+            relax[s] = -pi[i] + float(part.sum())
+            es[s] = e
+            # A real group: i and its s-1 nearest records (cut-off for the searches).
+            rows = np.concatenate([[i], ordD[: s - 1]])
+            G = Z[rows]
+            rc = float(((G - G.mean(axis=0)) ** 2).sum() - pi[rows].sum())
+            if rc / s < best_ratio:
+                best_ratio, best_rows = rc / s, np.sort(rows)
+        # Bisection on the ratio r: a probe runs, for every size whose relaxation is below r,
+        # a search with cut-off s r and the node budget; when every search finishes, no
+        # group containing i has a ratio below min(r, best found), so m_i >= that. The
+        # first probe is at the best ratio known (the exact minimum when it finishes).
+        lo = min(relax[s] / s for s in sizes)
+        if floor is not None:
+            lo = max(lo, min(floor, best_ratio))
+        hi_try = best_ratio
+        for probe in range(probes):
+            if lo >= best_ratio - 1e-12 * (abs(best_ratio) + 1.0):
+                break
+            if deadline is not None and deadline.expired():
+                complete = False
+                break
+            r = best_ratio if probe == 0 else lo + 0.5 * (min(hi_try, best_ratio) - lo)
+            finished = True
+            for s in sorted(sizes, key=lambda t: relax[t]):
+                if relax[s] / s >= r:
+                    continue
+                e = es[s]
+                thr = s * r
+                small = np.partition(e, s - 3)[: s - 2] if s >= 3 else np.zeros(0)
+                cand = np.flatnonzero(e + float(small.sum()) - pi[i] < thr)
+                if s >= 3:
+                    cand = np.union1d(cand, np.argpartition(e, s - 3)[: s - 2])
+                cand = cand[np.isfinite(e[cand])]
+                cand = cand[np.argsort(e[cand], kind="stable")]
+                members = np.concatenate([[i], cand])
+                if kernel is not None:
+                    res = _bb_points(kernel, Z[members], pi[members], cums[cand, :s], s,
+                                     node_limit=node_limit, deadline=None, keep=1, rate=rate, best=thr)
+                else:
+                    Dsub = _sqdist(Z[members], Z[members])
+                    res = branch_and_bound_anchor(Dsub, pi[members], s, best=thr, node_limit=node_limit,
+                                                  keep=1)
+                nodes += res["nodes"]
+                for pos, _v in res["columns"]:
+                    rows = np.sort(members[pos])
+                    G = Z[rows]
+                    rc = float(((G - G.mean(axis=0)) ** 2).sum() - pi[rows].sum())
+                    if rc / s < best_ratio:
+                        best_ratio, best_rows = rc / s, rows
+                if not res["complete"]:
+                    finished = False
+                    break
+            if finished:
+                lo = max(lo, min(r, best_ratio))
+            else:
+                hi_try = r
+        if lo < best_ratio - 1e-12 * (abs(best_ratio) + 1.0):
+            complete = False
+        low = lo
+        m[i] = min(low, best_ratio)
+        ratio[i] = best_ratio
+        groups[i] = best_rows
+    bound = float(pi.sum() + m.sum())
+    bound -= 1e-9 * (float(np.abs(pi).sum()) + float(np.abs(m).sum()) + 1.0)
+    return {"bound": bound, "m": m, "groups": groups, "ratio": ratio, "complete": complete,
+            "nodes": nodes}
+
+
+def record_supergradient(groups: list, n: int) -> np.ndarray:
+    """``1 - sum_i [j in groups_i] / |groups_i|``: a supergradient of the per-record
+    Lagrangian at the duals where ``groups`` are the minimising groups (with truncated
+    pricing, an approximation)."""
+    g = np.ones(n)
+    for rows in groups:
+        if rows is not None:
+            g[rows] -= 1.0 / rows.size
+    return g
+
+
+def record_ascent(Z: np.ndarray, nbr_dist: np.ndarray, pi: np.ndarray, k: int, *, deadline=None,
+                  node_limit: int = 200, probes: int = 6, max_steps: int = 50,
+                  min_gain: float = 1e-4, feasible: bool = False, compiled: bool = True) -> dict:
+    """Monotone dual ascent on the per-record Lagrangian (:func:`record_lagrangian`).
+
+    With ``m_i`` proven lower bounds on ``min_{C containing i} rc(C)/|C|`` at ``pi``, the duals
+    ``pi' = pi + m`` price no group negative: ``rc'(C) = rc(C) - m(C) >= |C| min_i ratio -
+    m(C) >= 0``. So ``pi'`` is dual feasible, ``sum(pi') = sum(pi) + sum(m)`` is the bound
+    proven at ``pi``, and at ``pi'`` every ``m'_i >= 0`` (``floor=0``): the next bound is never
+    lower. Each step is one call of :func:`record_lagrangian`; the ascent stops when a step
+    gains less than ``min_gain`` (relative), after ``max_steps`` or at the deadline (a step
+    cut short still proves its bound). ``feasible``: ``pi`` itself is dual feasible.
+
+    Returns ``bound`` (the best proven), ``duals`` (a dual-feasible point whose sum is
+    ``bound``, before the float margin), ``steps`` (one ``(bound, nodes, complete)`` per
+    step) and ``columns`` (the best group found per record at the last step, for the pool).
+    """
+    pi = np.asarray(pi, dtype=np.float64).copy()
+    best = -math.inf
+    steps: list = []
+    hints = None
+    groups: list = []
+    while len(steps) < max_steps:
+        if deadline is not None and deadline.expired() and steps:
+            break
+        res = record_lagrangian(Z, nbr_dist, pi, k, node_limit=node_limit, deadline=deadline,
+                                hints=hints, probes=probes, floor=0.0 if feasible else None,
+                                compiled=compiled)
+        steps.append((float(res["bound"]), int(res["nodes"]), bool(res["complete"])))
+        gain = res["bound"] - best
+        best = max(best, res["bound"])
+        hints = groups = res["groups"]
+        pi = pi + res["m"]
+        feasible = True
+        if gain < min_gain * max(abs(best), 1e-300) and len(steps) > 1:
+            break
+    return {"bound": best, "duals": pi, "steps": steps,
+            "columns": [g for g in groups if g is not None]}
