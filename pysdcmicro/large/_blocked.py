@@ -290,7 +290,7 @@ def solve_blocked(plan: BlockPlan, Z: np.ndarray, k: int, ctx, *, method: Any, o
                 for i, rows in enumerate(blocks):
                     region[rows] = i
             labels, r_status, r_message = _repair(plan, Z, k, ctx, labels, strata, executor, memory, local_pid,
-                                                  repair_info, region)
+                                                  repair_info, region, block_sse)
             if r_status == "limit":
                 status = "limit"
             if r_message:
@@ -299,7 +299,9 @@ def solve_blocked(plan: BlockPlan, Z: np.ndarray, k: int, ctx, *, method: Any, o
             repair_info["skipped"] = "one block" if n_blocks <= 1 else "repair is off"
     finally:
         executor.close()
-    final_sse = sse_of(Z, labels) if repair_info["passes"] else block_sse
+    final_sse = repair_info.pop("_sse", None)  # the last completed pass's SSE, already computed
+    if final_sse is None:
+        final_sse = sse_of(Z, labels) if repair_info["passes"] else block_sse
     repair_info["sse_before"] = block_sse
     repair_info["sse_after"] = final_sse
     il_before, il_after = ctx._il(block_sse), ctx._il(final_sse)
@@ -442,7 +444,8 @@ def _group_stats(Z: np.ndarray, labels: np.ndarray):
     return sizes, C, live
 
 
-def _repair(plan: BlockPlan, Z, k, ctx, labels, strata, executor, memory, local_pid, info, region=None):
+def _repair(plan: BlockPlan, Z, k, ctx, labels, strata, executor, memory, local_pid, info, region=None,
+            start_sse=None):
     """Border-repair passes over windows of whole groups. Never raises the SSE.
 
     ``region`` (per record, or None): where each record was last improved (its block for the
@@ -483,7 +486,8 @@ def _repair(plan: BlockPlan, Z, k, ctx, labels, strata, executor, memory, local_
         prev_region, region = region, (rec_win if region is not None else None)  # records stay in their window
         del rec_win
         seeds = [int(s) for s in ctx.rng.integers(0, 2**63 - 1, size=n_win, dtype=np.int64)]
-        before_pass = sse_of(Z, labels)
+        before_pass = sse_of(Z, labels) if start_sse is None else start_sse
+        start_sse = info["_sse"] = None
         improved = [0]
         done = [0]
         next_id = [int(labels.max()) + 1]
@@ -557,7 +561,7 @@ def _repair(plan: BlockPlan, Z, k, ctx, labels, strata, executor, memory, local_
         used = np.bincount(labels) > 0  # groups dissolved by a window: renumber without gaps, O(n)
         if not used.all():
             labels = (np.cumsum(used) - 1)[labels]
-        after_pass = sse_of(Z, labels)
+        after_pass = start_sse = info["_sse"] = sse_of(Z, labels)
         if after_pass > before_pass + 1e-9 * max(1.0, before_pass):  # pragma: no cover  (guarded per window)
             raise RuntimeError("border repair raised the SSE")
         pass_info = {"windows": n_win, "improved": improved[0], "quantile": q,
