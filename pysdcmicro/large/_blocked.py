@@ -85,7 +85,7 @@ class BlockPlan:
     repair_options: dict = field(default_factory=dict)
     repair_passes: int = DEFAULT_REPAIR_PASSES
     window_size: int | None = None
-    repair_scope: str = "borders"
+    repair_scope: str = "all"
     n_jobs: int = 1
     client: Any = None
     reason: str = "requested"
@@ -173,7 +173,7 @@ def plan_blocks(blocks: Any, n_jobs: Any, client: Any, n: int, k: int) -> BlockP
     passes = _check_int(options.get("repair_passes", DEFAULT_REPAIR_PASSES), "repair_passes", 0)
     window = options.get("window_size")
     window = None if window is None else max(_check_int(window, "window_size", 1), 2 * k)
-    scope = options.get("repair_scope", "borders")
+    scope = options.get("repair_scope", "all")
     if scope not in ("borders", "all"):
         raise InvalidInputError(f"`repair_scope` must be 'borders' or 'all'; got {scope!r}.")
     return BlockPlan(block_size=block_size, repair=repair, repair_options=dict(repair_options),
@@ -450,7 +450,8 @@ def _repair(plan: BlockPlan, Z, k, ctx, labels, strata, executor, memory, local_
 
     ``region`` (per record, or None): where each record was last improved (its block for the
     first pass, its window of the pass before for the next); the built-in search in a window
-    then starts from the groups at those borders (``repair_scope="borders"``)."""
+    then starts from the groups at those borders (``repair_scope="borders"``; default ``"all"``:
+    every group of a window starts unsettled)."""
     window_size = plan.window_size or plan.block_size
     status, message = "done", ""
     started_all = time.monotonic()
