@@ -34,7 +34,8 @@ windows are then skipped.
 There is no lower bound (blocking restricts the groups, so per-block bounds do not bound the
 whole problem).
 
-Memory: O(n d) for the data in this process plus the blocks in flight (two per worker);
+Memory: O(n d) for the data in this process (while the blocks are split, one more reordered
+copy of the records, so the split reads slices) plus the blocks in flight (two per worker);
 each worker holds one block or window. Time: blocking O(n d^2 log(n / B)); MDAV per block
 O(B^2 d / k), so O(n B d / k) in all; one repair pass O(n L s d) per round (L neighbour
 groups, s group size) plus O(n W d / k) for the windows' centroid distances.

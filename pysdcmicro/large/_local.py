@@ -28,7 +28,11 @@ neighbour groups (its records inserted one by one where the exact insertion cost
 kept when the costs add up to less than the group's SSE): after MDAV every group has exactly
 k records, and without dissolving no record could ever move.
 
-Time per round O(g^2 d + n L s d) for n records in g groups, L = ``neighbours``, s the
+Compiled sweeps: time per sweep O(n L s d) (records looked at again only where something
+changed) plus O(g^2 d) per neighbour-list refresh (every second sweep; exact brute force, a
+k-d tree above 4096 groups); memory O(n + g (L + s + d)).
+
+Numpy rounds: time per round O(g^2 d + n L s d) for n records in g groups, L = ``neighbours``, s the
 largest group size; memory O(g^2 + chunk L s d): the g x g centroid distance matrix is why
 it is meant for windows of up to about 10^4 records (g ~ 2000 at k = 5: 32 MB).
 """
