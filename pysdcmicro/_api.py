@@ -387,7 +387,8 @@ def microaggregate(frame: Any, k: int, *, variables: Any = None, method: str | C
         near records, solve the blocks in parallel, then repair the block borders.
         ``"auto"`` takes it above ``pysdcmicro.large.LARGE_N`` (50 000) records; an integer
         takes it with that block size; a dict gives its options (``size``, ``repair``,
-        ``repair_options``, ``repair_passes``, ``window_size``); ``None`` never blocks.
+        ``repair_options``, ``repair_passes``, ``window_size``, ``repair_scope``); ``None``
+        never blocks.
     n_jobs : int, optional
         Worker processes for the blocks (default: every available core; 1 runs them in
         this process). Only the large-data path uses it.

@@ -658,3 +658,66 @@ def test_same_partition_in_this_process_and_in_worker_processes():
     assert two.info["blocks"]["executor"] == "processes"
     np.testing.assert_array_equal(_renumbered(one.labels), _renumbered(two.labels))
     np.testing.assert_array_equal(one.data, two.data)
+
+
+# --------------------------------------------------------------------------- neighbour groups, settled regions
+
+@pytest.mark.parametrize("g,d,L,rounded", [(300, 10, 8, False), (200, 3, 8, True), (40, 1, 5, True), (9, 2, 8, False)])
+def test_neighbour_groups_are_the_exact_nearest_with_ties_to_the_lower_group(g, d, L, rounded):
+    """The compiled brute force and its numpy twin give the same lists; each row holds the
+    L nearest other rows by exact distance (checked against a sorted full distance matrix,
+    ties to the lower row number), never the row itself."""
+    from pysdcmicro.large import _local
+
+    rng = np.random.default_rng(g + d)
+    C = rng.random((g, d))
+    if rounded:  # many exact ties
+        C = np.round(C, 1)
+    got = _local._neighbour_groups(C, L)
+    np.testing.assert_array_equal(got, _local._nearest_numpy(C, L))
+    D = ((C[:, None, :] - C[None, :, :]) ** 2).sum(axis=2)
+    np.fill_diagonal(D, np.inf)
+    want = np.argsort(D, axis=1, kind="stable")[:, :L]
+    np.testing.assert_array_equal(np.take_along_axis(D, got, 1), np.take_along_axis(D, want, 1))
+    if not rounded:
+        np.testing.assert_array_equal(got, want)
+    assert not (got == np.arange(g)[:, None]).any()
+
+
+def test_regions_start_the_search_at_their_borders():
+    """Groups whose records and neighbour groups all come from one region start settled:
+    with one region everywhere nothing is evaluated and nothing changes; with two regions
+    (two halves solved apart) the search runs from their border, never raises the SSE and
+    evaluates fewer records than a search with no regions at all."""
+    from pysdcmicro.constructive._mdav import mdav_labels
+
+    Z = zscore(make_synthetic(1200, 4, kind="uniform", rng=3))
+    half = np.argsort(Z[:, 0], kind="stable")[:600]
+    region = np.zeros(1200, dtype=np.int64)
+    region[half] = 1
+    start = np.empty(1200, dtype=np.int64)
+    for r in (0, 1):  # each half solved apart: MDAV then the search, as in a block
+        rows = np.flatnonzero(region == r)
+        lab = batch_local_search(Z[rows], mdav_labels(Z[rows], 4), 4, Context(0), tol=0.0, rounds=50).labels
+        start[rows] = lab + (0 if r == 0 else 10_000)
+    start = np.unique(start, return_inverse=True)[1].reshape(-1)
+    one = batch_local_search(Z, start, 4, Context(0), regions=np.zeros(1200, dtype=np.int64))
+    assert one.info["evaluations"] == 0
+    np.testing.assert_array_equal(one.labels, start)
+    two = batch_local_search(Z, start, 4, Context(0), regions=region)
+    full = batch_local_search(Z, start, 4, Context(0))
+    assert_k_partition(two.labels, 1200, 4)
+    assert 0 < two.info["evaluations"] < full.info["evaluations"]
+    assert sse(Z, two.labels) < sse(Z, start)
+    with pytest.raises(ValueError, match="`regions` must hold one integer >= 0 per record"):
+        batch_local_search(Z, start, 4, Context(0), regions=np.zeros(5, dtype=np.int64))
+
+
+def test_repair_scope_is_checked_and_both_scopes_give_valid_partitions():
+    X = make_synthetic(3000, 3, kind="uniform", rng=4)
+    with pytest.raises(ValueError, match="`repair_scope` must be 'borders' or 'all'; got 'some'"):
+        microaggregate(X, 4, method="mdav", blocks={"size": 500, "repair_scope": "some"}, n_jobs=1)
+    for scope in ("borders", "all"):
+        res = microaggregate(X, 4, method="mdav", blocks={"size": 500, "repair_scope": scope}, n_jobs=1, rng=0)
+        assert_k_partition(res.labels, 3000, 4)
+        assert res.info["repair"]["sse_after"] <= res.info["repair"]["sse_before"]

@@ -12,8 +12,8 @@ __all__ = ["microaggregate_blocked", "principal_blocks", "principal_axis", "grou
 
 
 def microaggregate_blocked(frame, k, *, method="mdav", block_size=None, repair="auto", repair_options=None,
-                           repair_passes=DEFAULT_REPAIR_PASSES, window_size=None, n_jobs=None, client=None,
-                           **kwargs):
+                           repair_passes=DEFAULT_REPAIR_PASSES, window_size=None, repair_scope="all", n_jobs=None,
+                           client=None, **kwargs):
     """Microaggregate large data: blocks of near records, solved in parallel, borders repaired.
 
     The large-data path of :func:`pysdcmicro.microaggregate`, taken whatever the number of
@@ -44,6 +44,12 @@ def microaggregate_blocked(frame, k, *, method="mdav", block_size=None, repair="
         Passes over differently placed windows.
     window_size : int, optional
         Records per repair window (default: ``block_size``).
+    repair_scope : {"all", "borders"}, default "all"
+        Built-in repair only. ``"borders"``: in each window, a group whose records and
+        neighbour groups' records all come from one block (second pass: one window of the
+        first) starts settled, so the search starts at the borders and spreads only as far
+        as changes reach (less work in few dimensions; in 10 it saved no time). ``"all"``:
+        every group starts unsettled.
     n_jobs : int, optional
         Worker processes (default: every available core; 1 = this process).
     client : dask.distributed.Client or str, optional
@@ -81,5 +87,6 @@ def microaggregate_blocked(frame, k, *, method="mdav", block_size=None, repair="
     from .._api import microaggregate
 
     options = {"size": "auto" if block_size is None else block_size, "repair": repair,
-               "repair_options": repair_options, "repair_passes": repair_passes, "window_size": window_size}
+               "repair_options": repair_options, "repair_passes": repair_passes, "window_size": window_size,
+               "repair_scope": repair_scope}
     return microaggregate(frame, k, method=method, blocks=options, n_jobs=n_jobs, client=client, **kwargs)

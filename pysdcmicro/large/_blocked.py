@@ -34,7 +34,8 @@ windows are then skipped.
 There is no lower bound (blocking restricts the groups, so per-block bounds do not bound the
 whole problem).
 
-Memory: O(n d) for the data in this process plus the blocks in flight (two per worker);
+Memory: O(n d) for the data in this process (while the blocks are split, one more reordered
+copy of the records, so the split reads slices) plus the blocks in flight (two per worker);
 each worker holds one block or window. Time: blocking O(n d^2 log(n / B)); MDAV per block
 O(B^2 d / k), so O(n B d / k) in all; one repair pass O(n L s d) per round (L neighbour
 groups, s group size) plus O(n W d / k) for the windows' centroid distances.
@@ -73,7 +74,7 @@ DEFAULT_BLOCK_SIZE = 10_000
 DEFAULT_REPAIR_PASSES = 2
 _QUANTILES = (0.3, 0.7)
 
-_OPTION_KEYS = ("size", "repair", "repair_options", "repair_passes", "window_size")
+_OPTION_KEYS = ("size", "repair", "repair_options", "repair_passes", "window_size", "repair_scope")
 
 
 @dataclass
@@ -85,6 +86,7 @@ class BlockPlan:
     repair_options: dict = field(default_factory=dict)
     repair_passes: int = DEFAULT_REPAIR_PASSES
     window_size: int | None = None
+    repair_scope: str = "all"
     n_jobs: int = 1
     client: Any = None
     reason: str = "requested"
@@ -94,7 +96,7 @@ class BlockPlan:
             getattr(self.repair, "__name__", "custom")
         return {"block_size": self.block_size, "repair": repair, "repair_options": dict(self.repair_options),
                 "repair_passes": self.repair_passes, "window_size": self.window_size or self.block_size,
-                "n_jobs": self.n_jobs, "dask": self.client is not None, "reason": self.reason}
+                "repair_scope": self.repair_scope, "n_jobs": self.n_jobs, "dask": self.client is not None, "reason": self.reason}
 
 
 def _check_int(value: Any, name: str, minimum: int) -> int:
@@ -172,8 +174,12 @@ def plan_blocks(blocks: Any, n_jobs: Any, client: Any, n: int, k: int) -> BlockP
     passes = _check_int(options.get("repair_passes", DEFAULT_REPAIR_PASSES), "repair_passes", 0)
     window = options.get("window_size")
     window = None if window is None else max(_check_int(window, "window_size", 1), 2 * k)
+    scope = options.get("repair_scope", "all")
+    if scope not in ("borders", "all"):
+        raise InvalidInputError(f"`repair_scope` must be 'borders' or 'all'; got {scope!r}.")
     return BlockPlan(block_size=block_size, repair=repair, repair_options=dict(repair_options),
-                     repair_passes=passes, window_size=window, n_jobs=jobs, client=client, reason=reason)
+                     repair_passes=passes, window_size=window, repair_scope=scope, n_jobs=jobs, client=client,
+                     reason=reason)
 
 
 def _picklable(obj: Any) -> bool:
@@ -279,8 +285,13 @@ def solve_blocked(plan: BlockPlan, Z: np.ndarray, k: int, ctx, *, method: Any, o
     repair_info: dict = {"improver": plan.settings()["repair"], "options": dict(plan.repair_options), "passes": []}
     try:
         if plan.repair is not None and n_blocks > 1:
+            region = None
+            if plan.repair == "batch" and plan.repair_scope == "borders":
+                region = np.empty(n, dtype=np.int64)  # each record's block: the first pass starts at their borders
+                for i, rows in enumerate(blocks):
+                    region[rows] = i
             labels, r_status, r_message = _repair(plan, Z, k, ctx, labels, strata, executor, memory, local_pid,
-                                                  repair_info)
+                                                  repair_info, region, block_sse)
             if r_status == "limit":
                 status = "limit"
             if r_message:
@@ -289,7 +300,9 @@ def solve_blocked(plan: BlockPlan, Z: np.ndarray, k: int, ctx, *, method: Any, o
             repair_info["skipped"] = "one block" if n_blocks <= 1 else "repair is off"
     finally:
         executor.close()
-    final_sse = sse_of(Z, labels) if repair_info["passes"] else block_sse
+    final_sse = repair_info.pop("_sse", None)  # the last completed pass's SSE, already computed
+    if final_sse is None:
+        final_sse = sse_of(Z, labels) if repair_info["passes"] else block_sse
     repair_info["sse_before"] = block_sse
     repair_info["sse_after"] = final_sse
     il_before, il_after = ctx._il(block_sse), ctx._il(final_sse)
@@ -432,8 +445,14 @@ def _group_stats(Z: np.ndarray, labels: np.ndarray):
     return sizes, C, live
 
 
-def _repair(plan: BlockPlan, Z, k, ctx, labels, strata, executor, memory, local_pid, info):
-    """Border-repair passes over windows of whole groups. Never raises the SSE."""
+def _repair(plan: BlockPlan, Z, k, ctx, labels, strata, executor, memory, local_pid, info, region=None,
+            start_sse=None):
+    """Border-repair passes over windows of whole groups. Never raises the SSE.
+
+    ``region`` (per record, or None): where each record was last improved (its block for the
+    first pass, its window of the pass before for the next); the built-in search in a window
+    then starts from the groups at those borders (``repair_scope="borders"``; default ``"all"``:
+    every group of a window starts unsettled)."""
     window_size = plan.window_size or plan.block_size
     status, message = "done", ""
     started_all = time.monotonic()
@@ -466,9 +485,11 @@ def _repair(plan: BlockPlan, Z, k, ctx, labels, strata, executor, memory, local_
         rec_win = win_of_group[labels]
         win_order = np.argsort(rec_win, kind="stable")
         win_starts = np.searchsorted(rec_win[win_order], np.arange(n_win + 1))
+        prev_region, region = region, (rec_win if region is not None else None)  # records stay in their window
         del rec_win
         seeds = [int(s) for s in ctx.rng.integers(0, 2**63 - 1, size=n_win, dtype=np.int64)]
-        before_pass = sse_of(Z, labels)
+        before_pass = sse_of(Z, labels) if start_sse is None else start_sse
+        start_sse = info["_sse"] = None
         improved = [0]
         done = [0]
         next_id = [int(labels.max()) + 1]
@@ -485,7 +506,8 @@ def _repair(plan: BlockPlan, Z, k, ctx, labels, strata, executor, memory, local_
         def make_args(i: int) -> tuple:
             rows = window_rows(i)
             return (Z[rows], local(windows[i], rows), k, plan.repair, plan.repair_options, seeds[i],
-                    _task_seconds(phase, executor.workers, n_win - i))
+                    _task_seconds(phase, executor.workers, n_win - i),
+                    None if prev_region is None else prev_region[rows])
 
         accepted: dict[int, np.ndarray] = {}
 
@@ -541,7 +563,7 @@ def _repair(plan: BlockPlan, Z, k, ctx, labels, strata, executor, memory, local_
         used = np.bincount(labels) > 0  # groups dissolved by a window: renumber without gaps, O(n)
         if not used.all():
             labels = (np.cumsum(used) - 1)[labels]
-        after_pass = sse_of(Z, labels)
+        after_pass = start_sse = info["_sse"] = sse_of(Z, labels)
         if after_pass > before_pass + 1e-9 * max(1.0, before_pass):  # pragma: no cover  (guarded per window)
             raise RuntimeError("border repair raised the SSE")
         pass_info = {"windows": n_win, "improved": improved[0], "quantile": q,

@@ -8,8 +8,8 @@ fill it with groups of exactly ``k``. A set is only cut when both sides keep at 
 records, so no block is ever left too small to hold a valid group.
 
 Time O(n d^2 log(n / B)) for n records of d variables and block size B; memory O(n) for the
-index arrays plus one chunk of rows (the covariance is accumulated in chunks, so no copy of
-the data is made).
+index arrays plus one copy of the records, reordered at every cut so that each set's rows
+are contiguous (reading a slice is several times faster than gathering scattered rows).
 """
 
 from __future__ import annotations
@@ -38,18 +38,21 @@ def principal_axis(Z: np.ndarray, rows: np.ndarray | None = None,
     >>> np.round(axis, 2).tolist()
     [0.7, 0.72]
     """
-    rows = np.arange(Z.shape[0]) if rows is None else rows
     d = Z.shape[1]
-    m = rows.size
+    m = Z.shape[0] if rows is None else rows.size
+
+    def chunk(start: int) -> np.ndarray:  # all rows: a view, no copy (the same numbers)
+        return Z[start:start + _CHUNK] if rows is None else Z[rows[start:start + _CHUNK]]
+
     total_w = float(m) if weights is None else float(np.sum(weights))
     s = np.zeros(d)
     for start in range(0, m, _CHUNK):
-        X = Z[rows[start:start + _CHUNK]]
+        X = chunk(start)
         s += X.sum(axis=0) if weights is None else weights[start:start + _CHUNK] @ X
     mean = s / total_w
     cov = np.zeros((d, d))
     for start in range(0, m, _CHUNK):
-        X = Z[rows[start:start + _CHUNK]] - mean
+        X = chunk(start) - mean
         if weights is None:
             cov += X.T @ X
         else:
@@ -147,23 +150,36 @@ def iter_principal_blocks(Z: np.ndarray, k: int, block_size: int, roots: list[np
     if roots is None:
         roots = [np.arange(Z.shape[0])]
     for root in roots:
-        stack = [np.asarray(root, dtype=np.intp)]
+        root = np.asarray(root, dtype=np.intp)
+        if root.size <= block_size or root.size < 4 * k:
+            yield np.sort(root)
+            continue
+        # The rows of each set are kept contiguous in W (a copy of the root's records,
+        # reordered at each cut in the same order as the set's row positions): the axis and
+        # the projection read a slice instead of gathering the rows three times per level.
+        # The same numbers in the same order as gathering them, so the same blocks.
+        W = np.array(Z[root], dtype=np.float64, order="C")
+        stack = [(0, root)]
         while stack:
-            rows = stack.pop()
+            lo, rows = stack.pop()
             m = rows.size
             if m <= block_size or m < 4 * k:
                 yield np.sort(rows)
                 continue
-            mean, axis = principal_axis(Z, rows)
+            part_W = W[lo:lo + m]
+            mean, axis = principal_axis(part_W)
             proj = np.empty(m)
             for start in range(0, m, _CHUNK):
-                proj[start:start + _CHUNK] = Z[rows[start:start + _CHUNK]] @ axis
+                proj[start:start + _CHUNK] = part_W[start:start + _CHUNK] @ axis
             left = _split_size(m, block_size, k)
             part = np.argpartition(proj, left - 1)
+            part_W[:] = part_W[part]
+            rows = rows[part]
             # Depth first, lower side first: blocks come out in order along the axes.
-            stack.append(rows[part[left:]])
-            stack.append(rows[part[:left]])
-            del proj, part, rows
+            stack.append((lo + left, rows[left:]))
+            stack.append((lo, rows[:left]))
+            del proj, part, rows, part_W
+        del W
 
 
 def group_windows(centroids: np.ndarray, sizes: np.ndarray, window_size: int,
@@ -185,20 +201,29 @@ def group_windows(centroids: np.ndarray, sizes: np.ndarray, window_size: int,
     """
     g = centroids.shape[0]
     out: list[np.ndarray] = []
-    stack = [np.arange(g)]
+    # As in iter_principal_blocks: each set's centroids and weights kept contiguous (copies
+    # reordered at every cut), so the axis and the projection read slices; the same numbers
+    # in the same order as gathering them, so the same windows.
+    W = np.array(centroids, dtype=np.float64, order="C")
+    wt = np.asarray(sizes)[:g].astype(np.float64)
+    stack = [(0, np.arange(g))]
     while stack:
-        ids = stack.pop()
-        w = sizes[ids]
-        total = int(w.sum())
-        if total <= window_size or ids.size < 2:
+        lo, ids = stack.pop()
+        m = ids.size
+        total = int(wt[lo:lo + m].sum())
+        if total <= window_size or m < 2:
             out.append(ids)
             continue
-        _, axis = principal_axis(centroids, ids, w.astype(np.float64))
-        proj = centroids[ids] @ axis
+        part_W, part_w = W[lo:lo + m], wt[lo:lo + m]
+        _, axis = principal_axis(part_W, weights=part_w)
+        proj = part_W @ axis
         order = np.argsort(proj, kind="stable")
-        cum = np.cumsum(w[order])
+        part_W[:] = part_W[order]
+        part_w[:] = part_w[order]
+        ids = ids[order]
+        cum = np.cumsum(part_w)
         cut = int(np.searchsorted(cum, quantile * total)) + 1
-        cut = min(max(cut, 1), ids.size - 1)
-        stack.append(ids[order[cut:]])
-        stack.append(ids[order[:cut]])
+        cut = min(max(cut, 1), m - 1)
+        stack.append((lo + cut, ids[cut:]))
+        stack.append((lo, ids[:cut]))
     return out

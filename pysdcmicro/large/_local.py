@@ -28,7 +28,11 @@ neighbour groups (its records inserted one by one where the exact insertion cost
 kept when the costs add up to less than the group's SSE): after MDAV every group has exactly
 k records, and without dissolving no record could ever move.
 
-Time per round O(g^2 d + n L s d) for n records in g groups, L = ``neighbours``, s the
+Compiled sweeps: time per sweep O(n L s d) (records looked at again only where something
+changed) plus O(g^2 d) per neighbour-list refresh (every second sweep; exact brute force, a
+k-d tree above 4096 groups); memory O(n + g (L + s + d)).
+
+Numpy rounds: time per round O(g^2 d + n L s d) for n records in g groups, L = ``neighbours``, s the
 largest group size; memory O(g^2 + chunk L s d): the g x g centroid distance matrix is why
 it is meant for windows of up to about 10^4 records (g ~ 2000 at k = 5: 32 MB).
 """
@@ -41,6 +45,7 @@ import threading
 import numpy as np
 
 from .._context import Context
+from .._errors import InvalidInputError
 from .._result import Solution
 from .._validation import check_number, check_positive_int
 
@@ -107,34 +112,73 @@ def compiled_available() -> bool:
     return _kernels() is not None
 
 
+#: Up to this many groups the neighbour lists come from exact brute force (compiled, or its
+#: numpy twin), above it from a k-d tree (O(g log g)).
+_BRUTE_GROUPS = 4096
+
+
 def _neighbour_groups(C: np.ndarray, L: int) -> np.ndarray:
-    """Each group's L nearest other groups by centroid (k-d tree; O(g log g))."""
+    """Each group's L nearest other groups by centroid, nearest first, ties to the lower group.
+
+    Up to :data:`_BRUTE_GROUPS` groups: exact brute force, compiled when numba is there
+    (:func:`._local_numba.nearest_groups`) and otherwise :func:`_nearest_numpy`, which
+    computes the same numbers, so both give the same lists. (It was a k-d tree, about half
+    of the compiled search's time at 10^4 records in 10 dimensions: 2000 centroids of
+    near-uniform data are a poor case for it.) Above: a k-d tree, O(g log g)."""
+    C = np.ascontiguousarray(C, dtype=np.float64)
+    g = C.shape[0]
+    if g <= _BRUTE_GROUPS:
+        kernels = _kernels()
+        if kernels is not None:
+            return kernels.nearest_groups(C, L)
+        return _nearest_numpy(C, L)
     from scipy.spatial import cKDTree
 
     _, nb = cKDTree(C).query(C, L + 1)
-    nb = np.asarray(nb, dtype=np.int64).reshape(C.shape[0], L + 1)
-    own = np.arange(C.shape[0])[:, None]
+    nb = np.asarray(nb, dtype=np.int64).reshape(g, L + 1)
+    own = np.arange(g)[:, None]
     # the group itself is normally first; drop it wherever it is (duplicate centroids)
-    out = np.empty((C.shape[0], L), dtype=np.int64)
+    out = np.empty((g, L), dtype=np.int64)
     keep = nb != own
     first = keep.all(axis=1)  # the group itself not found (ties beyond L + 1): drop the last
     keep[first, -1] = False
-    out[:] = nb[keep].reshape(C.shape[0], L)
+    out[:] = nb[keep].reshape(g, L)
     return out
 
 
-def _compiled_search(kernels, Z, labels, k, ctx, rounds, L, max_size, tol) -> Solution:
+def _nearest_numpy(C: np.ndarray, L: int, chunk: int = 256) -> np.ndarray:
+    """:func:`._local_numba.nearest_groups` in numpy (the same sums in the same order)."""
+    g, d = C.shape
+    out = np.empty((g, L), dtype=np.int64)
+    for lo in range(0, g, chunk):
+        hi = min(g, lo + chunk)
+        acc = np.zeros((hi - lo, g))
+        for t in range(d):
+            q = C[None, :, t] - C[lo:hi, t, None]
+            acc += q * q
+        acc[np.arange(hi - lo), np.arange(lo, hi)] = np.inf
+        out[lo:hi] = np.argsort(acc, axis=1, kind="stable")[:, :L]
+    return out
+
+
+def _compiled_search(kernels, Z, labels, k, ctx, rounds, L, max_size, tol, regions=None) -> Solution:
     n, d = Z.shape
     Zc = np.ascontiguousarray(Z, dtype=np.float64)
     info = {"rounds": 0, "moves": 0, "swaps": 0, "dissolved": 0, "evaluations": 0}
     status = "done"
-    out = np.zeros(6)
+    out = np.zeros(7)
     converged = False
+    # What the sweeps know between calls (see _local_numba.sweeps): a record or group is
+    # evaluated again only when its neighbourhood changed, also across neighbour-list
+    # refreshes (before, every refresh evaluated every record again).
+    evald = np.full(n, -1, dtype=np.int64)
+    stamp = devald = prev_nb = None
+    clock = 1
     while info["rounds"] < rounds:
         if ctx.expired():
             status = "limit"
             break
-        _, labels = np.unique(labels, return_inverse=True)  # groups dissolved last call: gone
+        kept, labels = np.unique(labels, return_inverse=True)  # groups dissolved last call: gone
         labels = labels.reshape(-1).astype(np.int64)
         g = int(labels[-1] if n == 0 else labels.max()) + 1
         Lg = min(L, g - 1)
@@ -152,11 +196,33 @@ def _compiled_search(kernels, Z, labels, k, ctx, rounds, L, max_size, tol) -> So
         C = np.empty((g, d))
         for j in range(d):
             C[:, j] = np.bincount(labels, weights=Zc[:, j], minlength=g) / size
+        old = None
+        if prev_nb is not None:  # the old lists in the new group numbers (-1: dissolved)
+            new_id = np.full(prev_nb.shape[0], -1, dtype=np.int64)
+            new_id[kept] = np.arange(g)
+            old = np.where(prev_nb >= 0, new_id[np.maximum(prev_nb, 0)], -1)[kept]
         nb = _neighbour_groups(C, Lg)
+        if stamp is None:
+            stamp = np.zeros(g, dtype=np.int64)
+            devald = np.full(g, -1, dtype=np.int64)
+            if regions is not None:  # groups the caller knows to be settled: start as evaluated
+                settled = _settled_groups(regions, labels, g, nb)
+                devald[settled] = 0
+                evald[settled[labels]] = 0
+        else:
+            stamp, devald = stamp[kept], devald[kept]
+            if old.shape == nb.shape:
+                changed = (np.sort(old, axis=1) != np.sort(nb, axis=1)).any(axis=1)
+            else:
+                changed = np.ones(g, dtype=bool)
+            devald[changed] = -1
+            evald[changed[labels]] = -1
+        prev_nb = nb
         sums = np.zeros((g, d))
         step = min(_NB_EVERY_COMPILED, rounds - info["rounds"])
         kernels.sweeps(Zc, labels, k, max_size, nb, step, tol, members, size.copy(), where, size, sums, C, out,
-                       True)
+                       True, stamp, devald, evald, clock)
+        clock = int(out[6])
         info["rounds"] += int(out[0])
         info["moves"] += int(out[1])
         info["swaps"] += int(out[2])
@@ -176,9 +242,22 @@ def _compiled_search(kernels, Z, labels, k, ctx, rounds, L, max_size, tol) -> So
     return Solution(labels=labels, status=status, message=message, info=info)
 
 
+def _settled_groups(regions: np.ndarray, labels: np.ndarray, g: int, nb: np.ndarray) -> np.ndarray:
+    """Groups whose records, and the records of all their neighbour groups, come from one
+    region (where the search already ran with the same neighbourhood): nothing to do there
+    until a neighbour changes. A group with records from two regions is never settled."""
+    lo = np.full(g, np.iinfo(np.int64).max, dtype=np.int64)
+    hi = np.full(g, -1, dtype=np.int64)
+    np.minimum.at(lo, labels, regions)
+    np.maximum.at(hi, labels, regions)
+    region = np.where(lo == hi, lo, -1)
+    same = np.where(nb >= 0, region[np.maximum(nb, 0)] == region[:, None], True)
+    return (region >= 0) & same.all(axis=1)
+
+
 def batch_local_search(Z: np.ndarray, labels: np.ndarray, k: int, ctx: Context, *, rounds: int = 9,
                        neighbours: int = 8, max_size: int | None = None, tol: float = 1e-4,
-                       compiled: bool | None = None) -> Solution:
+                       compiled: bool | None = None, regions: np.ndarray | None = None) -> Solution:
     """Improve a k-partition by batched moves and swaps between neighbouring groups.
 
     An improvement core (``improver(Z, labels, k, ctx, **options) -> Solution``): the
@@ -209,6 +288,15 @@ def batch_local_search(Z: np.ndarray, labels: np.ndarray, k: int, ctx: Context, 
         False: the numpy rounds instead (batched moves and swaps, another search with
         another result; kept for comparison).
 
+    regions : ndarray of int, shape (n,), optional
+        Compiled sweeps only. Where each record was last improved (the large-data path's
+        border repair passes its block, or its window of the last pass): a group whose records
+        and whose neighbour groups' records all come from one region was already searched
+        with this neighbourhood, so it starts *settled* and is evaluated only once a
+        neighbour group changes. The search then starts at the borders between regions and
+        spreads inward only as far as the changes reach. None (default): every group starts
+        unsettled.
+
     The quality/time knob of the border repair is ``rounds``, ``neighbours`` and ``tol``
     (more neighbours: lower IL, proportionally more time).
 
@@ -234,7 +322,12 @@ def batch_local_search(Z: np.ndarray, labels: np.ndarray, k: int, ctx: Context, 
         return Solution(labels=labels, info=info)
     if compiled is None or compiled:
         kernels = _kernels() or _plain_kernels()
-        return _compiled_search(kernels, Z, labels, k, ctx, rounds, L, max_size, tol)
+        if regions is not None:
+            regions = np.asarray(regions, dtype=np.int64).reshape(-1)
+            if regions.shape != (n,) or (n and regions.min() < 0):
+                raise InvalidInputError(f"`regions` must hold one integer >= 0 per record ({n}); got shape "
+                                        f"{regions.shape}.")
+        return _compiled_search(kernels, Z, labels, k, ctx, rounds, L, max_size, tol, regions)
     zz = np.einsum("ij,ij->i", Z, Z)
     scale = float(zz.sum()) / max(n, 1) + 1.0
     tol = 1e-12 * scale

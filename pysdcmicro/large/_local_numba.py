@@ -39,7 +39,7 @@ if _PLAIN:
 else:
     from numba import njit
 
-__all__ = ["sweeps"]
+__all__ = ["sweeps", "nearest_groups"]
 
 
 @njit(cache=True, nogil=True, fastmath=False)
@@ -58,6 +58,44 @@ def _dist2_rows(Z, i, y, d):
         t = Z[i, j] - Z[y, j]
         s += t * t
     return s
+
+
+@njit(cache=True, nogil=True)
+def nearest_groups(C, L):
+    """Each row's ``L`` nearest other rows of ``C`` (g x d), nearest first, ties to the lower
+    row: exact squared distances summed over the columns in order (the same numbers as
+    :func:`pysdcmicro.large._local._nearest_numpy`). Brute force, O(g^2 d), but with the
+    columns outermost so the inner loop runs over contiguous rows (vectorised): at g = 2000,
+    d = 10 about 2x faster than a k-d tree on uniform data and as fast on clustered data."""
+    g, d = C.shape
+    CT = np.ascontiguousarray(C.T)
+    acc = np.empty(g)
+    nb = np.full((g, L), -1, dtype=np.int64)
+    D = np.empty(L)
+    for a in range(g):
+        for j in range(g):
+            acc[j] = 0.0
+        for t in range(d):
+            ca = C[a, t]
+            row = CT[t]
+            for j in range(g):
+                q = row[j] - ca
+                acc[j] += q * q
+        for l in range(L):
+            D[l] = np.inf
+        worst = np.inf
+        for j in range(g):
+            s = acc[j]
+            if s < worst and j != a:
+                p = L - 1
+                while p > 0 and D[p - 1] > s:
+                    D[p] = D[p - 1]
+                    nb[a, p] = nb[a, p - 1]
+                    p -= 1
+                D[p] = s
+                nb[a, p] = j
+                worst = D[L - 1]
+    return nb
 
 
 @njit(cache=True, nogil=True)
@@ -199,13 +237,20 @@ def _dissolve_pass(Z, labels, max_size, nb, members, count, where, size, sums, C
 
 @njit(cache=True, nogil=True)
 def sweeps(Z, labels, k, max_size, nb, max_sweeps, rel_tol, members, count, where, size, sums, C, out,
-           dissolve):
+           dissolve, stamp, devald, evald, clock):
     """Up to ``max_sweeps`` sweeps over the records; ``labels``, ``members`` (g x width, the
     first ``count[g]`` entries used), ``where`` (a record's slot in its group's row),
     ``size``, ``sums`` and ``C`` are updated in place. ``nb`` (g x L) holds each group's
     neighbour groups (-1 = none). Stops after a sweep that changes nothing, or that lowers
     the SSE by less than ``rel_tol`` times the SSE at its start. ``out`` receives sweeps,
-    moves, swaps, the SSE change, groups dissolved and records evaluated."""
+    moves, swaps, the SSE change, groups dissolved, records evaluated and the clock.
+
+    ``stamp`` (per group: clock of its last change), ``devald`` (per group: clock of its last
+    dissolve check) and ``evald`` (per record: clock of its last evaluation), with the
+    ``clock`` they count from, are the caller's, so one call continues where the last one
+    stopped: a record (or a group, in the dissolve pass) is evaluated again only when its
+    group or one of its neighbour groups changed since. The caller marks a group (and its
+    records) for evaluation with -1, e.g. when its neighbour list changed."""
     n, d = Z.shape
     g = size.size
     L = nb.shape[1]
@@ -227,12 +272,8 @@ def sweeps(Z, labels, k, max_size, nb, max_sweeps, rel_tol, members, count, wher
     ts = np.empty(width, dtype=np.int64)
     tC = np.empty((width, d))
     choice = np.empty(width, dtype=np.int64)
-    stamp = np.zeros(g, dtype=np.int64)
-    devald = np.full(g, -1, dtype=np.int64)
-    evald = np.full(n, -1, dtype=np.int64)
     down = np.empty(n)
     dver = np.full(n, -1, dtype=np.int64)
-    clock = 1
     n_dissolved = 0
     for sweep in range(max_sweeps):
         change = 0.0
@@ -342,4 +383,5 @@ def sweeps(Z, labels, k, max_size, nb, max_sweeps, rel_tol, members, count, wher
     out[3] = total_change
     out[4] = n_dissolved
     out[5] = evaluated
+    out[6] = clock
     return done

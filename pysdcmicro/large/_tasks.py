@@ -75,8 +75,11 @@ def solve_block_task(Z: np.ndarray, k: int, method: Any, options: dict, improve:
 
 
 def improve_window_task(Z: np.ndarray, labels: np.ndarray, k: int, improver: Any, options: dict,
-                        seed: int, seconds: float | None) -> dict:
-    """Run an improvement core on one repair window; its labels, or None if it did not help."""
+                        seed: int, seconds: float | None, regions: np.ndarray | None = None) -> dict:
+    """Run an improvement core on one repair window; its labels, or None if it did not help.
+
+    ``regions`` (the built-in search only): where each record was last improved, so the
+    search starts at the borders between them (see :func:`~pysdcmicro.large.batch_local_search`)."""
     from .._context import Context
     from .._partition import check_partition, sse
 
@@ -84,6 +87,8 @@ def improve_window_task(Z: np.ndarray, labels: np.ndarray, k: int, improver: Any
     Z = np.ascontiguousarray(Z)
     ctx = Context(seed, seconds)
     before = sse(Z, labels)
+    if regions is not None and improver == "batch":
+        options = {**options, "regions": regions}
     out = _improver_core(improver)(Z, labels, k, ctx, **options)
     new = np.asarray(getattr(out, "labels", out), dtype=np.int64)
     status = getattr(out, "status", "done")
