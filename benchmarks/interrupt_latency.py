@@ -164,12 +164,13 @@ def _phase(message: str | None) -> str:
     if not message:
         return "-"
     if "before the method started" in message:
-        return "before the method (runs of k)"
-    if "border repair" in message:
+        return "reading/preparing: runs of k"
+    if "before the blocks had a partition" in message:
+        return "planning: runs of k"
+    if "during the block phase" in message:
+        return "block phase, " + message.split("block phase:")[1].split(",")[0].strip()
+    if "during border repair" in message:
         return "border repair"
-    if "blocks" in message or "block" in message:
-        part = message.split("interrupted (Ctrl-C)")[-1]
-        return "blocks" + ((": " + part.strip(" :;.")[:60]) if part else "")
     return message[:70]
 
 
