@@ -50,7 +50,8 @@ def group_values(X: np.ndarray, labels: np.ndarray, n_groups: int) -> np.ndarray
     labels = np.asarray(labels)
     factor = power_of_two_factors(X)
     out = np.empty((n_groups, X.shape[1]))
-    for j in range(X.shape[1]):
+
+    def column(j: int) -> None:
         x = X[:, j] / factor[j]
         observed = ~np.isnan(x)
         if observed.all():
@@ -61,7 +62,26 @@ def group_values(X: np.ndarray, labels: np.ndarray, n_groups: int) -> np.ndarray
         with np.errstate(invalid="ignore", divide="ignore"):
             m = np.bincount(lab, weights=xo, minlength=n_groups) / counts
         out[:, j] = m * factor[j]
+
+    _each_column(column, X.shape)
     return out
+
+
+_THREAD_CELLS = 1 << 20  # above this many cells, columns are done by two threads
+
+
+def _each_column(fn: Any, shape: tuple) -> list:
+    """``[fn(j) for j in range(p)]``, by two threads for large arrays (numpy releases the
+    GIL in the per-column work; each column's result is the same whichever thread makes it,
+    and the caller combines them in column order, so the results are bit for bit those of
+    the plain loop)."""
+    n, p = shape
+    if p < 2 or n * p < _THREAD_CELLS:
+        return [fn(j) for j in range(p)]
+    from concurrent.futures import ThreadPoolExecutor
+
+    with ThreadPoolExecutor(2) as pool:
+        return list(pool.map(fn, range(p)))
 
 
 def release_sse_sst(X: np.ndarray, R: np.ndarray) -> tuple[float, float]:
@@ -74,16 +94,16 @@ def release_sse_sst(X: np.ndarray, R: np.ndarray) -> tuple[float, float]:
     """
     X = np.asarray(X, dtype=np.float64)
     R = np.asarray(R, dtype=np.float64)
-    sse = sst = 0.0
     factors = power_of_two_factors(X)  # per column, all at once
-    for j in range(X.shape[1]):  # one column at a time: O(n) extra memory
+
+    def column(j: int) -> tuple[float, float] | None:  # O(n) extra memory per column
         factor = factors[j]
         x = X[:, j] / factor
         r = R[:, j] / factor
         missing = np.isnan(x)
         xo = x[~missing] if missing.any() else x
         if xo.size < 2 or xo.min() == xo.max():
-            continue
+            return None
         # Sum of squares about the exact mean: the float mean m may not be representable
         # exactly (1e12 + 0.185), so subtract the residual term n * delta**2 with
         # delta = mean(x - m) (computed where subtraction of nearby values is exact).
@@ -92,15 +112,20 @@ def release_sse_sst(X: np.ndarray, R: np.ndarray) -> tuple[float, float]:
         delta = dev.mean()
         ss = float(np.dot(dev, dev)) - xo.size * delta * delta
         if not (ss > 0 and math.isfinite(ss)):
-            continue
+            return None
         var = ss / (xo.size - 1)  # the sample variance: z-scores have sum of squares n - 1
         d = np.subtract(x, r, out=r)
         np.multiply(d, d, out=d)
         total = float(np.sum(d))  # as nansum when no cell is missing (the same sum, bit for bit)
         if total != total:
             total = float(np.nansum(d))
-        sse += total / var
-        sst += ss / var
+        return total / var, ss / var
+
+    sse = sst = 0.0
+    for part in _each_column(column, X.shape):  # added in column order: the same sums as one loop
+        if part is not None:
+            sse += part[0]
+            sst += part[1]
     return float(sse), float(sst)  # Python floats (numpy 2 prints np.float64(...) in reports and doctests)
 
 
