@@ -8,7 +8,8 @@ signal:
 * ``outputs``: both outputs at their final paths (polled every 10 ms; they are renamed into
   place together, last of all);
 * ``exit``: the process has exited;
-* ``workers``: the command's child processes are gone (``-`` if it had none at the signal).
+* ``workers``: the command's worker processes are gone (``-`` if it had none at the
+  signal; multiprocessing's resource tracker, which lives until the exit, is not counted).
 
 Then it checks: exit status 0, no ``Traceback`` on stderr, status ``limit`` in the report,
 and the written file independently: k-anonymous (a pandas group-by of the released rows:
@@ -72,6 +73,20 @@ def ensure_data(data_dir: Path) -> Path:
 
 
 def _children(pid: int) -> list[int]:
+    """Worker processes of ``pid``: its descendants (from /proc) started by
+    multiprocessing's ``spawn_main``, the resource tracker left out (it lives until exit)."""
+    return [c for c in _descendants(pid) if _is_worker(c)]
+
+
+def _is_worker(pid: int) -> bool:
+    try:
+        cmd = Path(f"/proc/{pid}/cmdline").read_bytes()
+    except OSError:
+        return False
+    return b"spawn_main" in cmd and b"resource_tracker" not in cmd
+
+
+def _descendants(pid: int) -> list[int]:
     """Descendants of ``pid`` (from /proc)."""
     parent = {}
     for entry in os.listdir("/proc"):
