@@ -123,7 +123,11 @@ def _principal_axis_runs(Z: np.ndarray, k: int) -> np.ndarray:
     v = np.ones(d) / math.sqrt(d)
     if np.isfinite(C).all() and C.any():
         v = np.linalg.eigh(C)[1][:, -1]
-    order = np.argsort(Z @ v, kind="stable")
+    score = Z @ v
+    order = np.argsort(score)  # unstable (4x faster); the stable order is taken where there are ties
+    ranked = score[order]
+    if n > 1 and (np.any(ranked[1:] == ranked[:-1]) or np.isnan(ranked[-1])):
+        order = np.argsort(score, kind="stable")
     labels = np.empty(n, dtype=np.int64)
     labels[order] = np.minimum(np.arange(n) // k, max(n // k - 1, 0))
     return labels
@@ -873,8 +877,9 @@ def _build_output(ds, released: np.ndarray, constant: np.ndarray, decimals: int 
         src = ds.source
         replaced = {int(pos): j for j, pos in enumerate(ds.positions) if not constant[j]}
         if decimals is None and len(replaced) == src.shape[1]:  # every column released: one block
+            # the fancy index makes a new array: the frame takes it as it is (one copy, not two)
             out = pd.DataFrame(released[:, [replaced[pos] for pos in range(src.shape[1])]], index=src.index,
-                               columns=src.columns, copy=True)
+                               columns=src.columns, copy=False)
             out.attrs = dict(src.attrs)
             return out
         parts = []

@@ -71,14 +71,14 @@ def fast_writer_available() -> bool:
     return _ARROW_OK
 
 
-def _float_cells(x: np.ndarray) -> Any:
+def _float_cells(x: np.ndarray, dedup: bool = True) -> Any:
     """float64 values as ``repr`` strings (an Arrow string array); NaN as null.
 
     A released column holds one value per group (about n / k distinct values): each
     distinct value (bit pattern: 0.0 and -0.0 stay apart) is formatted once and the cells
     are taken from those, the same strings at a fraction of the cost."""
     x = np.ascontiguousarray(x, dtype=np.float64)
-    if x.size >= _DEDUP_MIN:
+    if dedup and x.size >= _DEDUP_MIN:
         codes, uniques = pd.factorize(x.view(np.uint64))
         if 2 * len(uniques) <= x.size:
             cells = _format_floats(np.ascontiguousarray(uniques).view(np.float64))
@@ -92,8 +92,8 @@ def _format_floats(x: np.ndarray) -> Any:
     ax = np.abs(x)
     with np.errstate(invalid="ignore"):
         python_sci = (ax < 1e-4) & (x != 0) | (ax >= 1e16)  # repr's rule (inf: "inf" either way)
-    # Arrow writes 1e-7 where repr writes 1e-07: pad one-digit exponents
-    s = _pc.replace_substring_regex(s, r"e([+-])(\d)$", r"e\10\2")
+    if sci.any():  # Arrow writes 1e-7 where repr writes 1e-07: pad one-digit exponents
+        s = _pc.replace_substring_regex(s, r"e([+-])(\d)$", r"e\10\2")
     # positional without a point: repr adds ".0" (1 -> 1.0, -0 -> -0.0)
     plain = ~sci & ~python_sci & np.isfinite(x)
     dot = _pc.match_substring(s, ".").to_numpy(zero_copy_only=False)
@@ -129,12 +129,12 @@ def _text_cells(values: Any) -> Any:
     return arr
 
 
-def _column_cells(series: pd.Series) -> Any:
+def _column_cells(series: pd.Series, dedup: bool = True) -> Any:
     """A column's cells as pandas writes them (Arrow strings, missing = null), or None
     when this dtype is left to pandas."""
     dtype = series.dtype
     if dtype == np.float64:
-        return _float_cells(series.to_numpy())
+        return _float_cells(series.to_numpy(), dedup)
     if dtype.kind in "iu" and isinstance(dtype, np.dtype):
         return _pc.cast(_pa.array(series.to_numpy()), _pa.string())
     if isinstance(dtype, pd.Int64Dtype | pd.Int32Dtype | pd.UInt64Dtype | pd.UInt32Dtype | pd.Int16Dtype |
@@ -152,13 +152,14 @@ def _header(frame: pd.DataFrame) -> str:
     return buf.getvalue()
 
 
-def _plan(frame: pd.DataFrame) -> list | None:
-    """Per column the cell strings, or None if pandas must write the frame."""
+def _plan(frame: pd.DataFrame, dedup: bool = True) -> list | None:
+    """Per column the cell strings, or None if pandas must write the frame. ``dedup=False``:
+    the rows are already distinct (each float formatted as it comes, not looked up)."""
     if not fast_writer_available() or frame.shape[1] == 0 or frame.columns.has_duplicates \
             or isinstance(frame.columns, pd.MultiIndex):
         return None
     def cells_of(j: int) -> Any:
-        cells = _column_cells(frame.iloc[:, j])
+        cells = _column_cells(frame.iloc[:, j], dedup)
         if cells is None:
             return None
         cells = _pc.fill_null(cells, "")
@@ -174,36 +175,99 @@ def _plan(frame: pd.DataFrame) -> list | None:
     return None if any(c is None for c in cols) else cols
 
 
-def _lines(cols: list, start: int) -> memoryview:
-    """The CSV lines of rows ``start`` to ``start + _CHUNK_ROWS`` as bytes."""
-    part = [c.slice(start, _CHUNK_ROWS) for c in cols]
+def _line_array(cols: list, start: int, length: int) -> Any:
+    """The CSV lines (with their ``\\n``) of rows ``start`` to ``start + length`` as an Arrow
+    string array."""
+    part = [c.slice(start, length) for c in cols]
     rows = _pc.binary_join_element_wise(*part, ",") if len(part) > 1 else part[0]
     lines = _pc.binary_join_element_wise(rows, "\n", "")
     if not isinstance(lines, _pa.Array):  # pragma: no cover - a chunked result
         lines = lines.combine_chunks()
     if lines.type != _pa.string():  # pragma: no cover - large_string offsets
         lines = lines.cast(_pa.string())
+    return lines
+
+
+def _bytes_of(lines: Any) -> memoryview:
+    """The characters of an Arrow string array, one after the other (no copy)."""
     offsets = np.frombuffer(lines.buffers()[1], dtype=np.int32)
     lo, hi = int(offsets[lines.offset]), int(offsets[lines.offset + len(lines)])
     return memoryview(lines.buffers()[2])[lo:hi]
 
 
-def _write_rows(cols: list, handle: Any) -> None:
-    n = len(cols[0])
+def _lines(cols: list, start: int) -> memoryview:
+    """The CSV lines of rows ``start`` to ``start + _CHUNK_ROWS`` as bytes."""
+    return _bytes_of(_line_array(cols, start, _CHUNK_ROWS))
+
+
+def _write_chunks(make: Any, n: int, handle: Any) -> None:
+    """Write ``make(start)`` (bytes of rows ``start`` to ``start + _CHUNK_ROWS``) for every
+    chunk of ``n`` rows, in order; chunks made in parallel threads (Arrow releases the GIL)."""
     starts = range(0, n, _CHUNK_ROWS)
-    if _THREADS > 1 and len(starts) > 1:  # chunks joined in parallel, written in order
+    if _THREADS > 1 and len(starts) > 1:  # chunks made in parallel, written in order
         with ThreadPoolExecutor(_THREADS) as pool:
             for i in range(0, len(starts), 2 * _THREADS):  # a few chunks in memory at a time
-                for buf in pool.map(lambda start: _lines(cols, start), starts[i:i + 2 * _THREADS]):
+                for buf in pool.map(make, starts[i:i + 2 * _THREADS]):
                     handle.write(buf)
         return
     for start in starts:
-        handle.write(_lines(cols, start))
+        handle.write(make(start))
+
+
+def _write_rows(cols: list, handle: Any) -> None:
+    _write_chunks(lambda start: _lines(cols, start), len(cols[0]), handle)
+
+
+def _row_classes(frame: pd.DataFrame) -> tuple[np.ndarray, np.ndarray] | None:
+    """For a frame of float64 columns whose rows repeat (a release: one row of values per
+    group, about n / k distinct rows): ``(codes, first)``, the class of each row (rows equal
+    bit for bit, so written the same) and a row of each class; None otherwise."""
+    n = frame.shape[0]
+    if n < _DEDUP_MIN or not all(dt == np.float64 for dt in frame.dtypes):
+        return None
+    from ._release import row_classes
+
+    codes, u = row_classes(frame.to_numpy(dtype=np.float64))
+    if 2 * u > n:
+        return None
+    first = np.empty(u, dtype=np.intp)
+    first[codes] = np.arange(n)  # a row of each class (which one does not matter: they are equal)
+    return codes, first
+
+
+def _write_repeated_rows(frame: pd.DataFrame, handle: Any) -> bool:
+    """Write the rows of ``frame`` by formatting each distinct row once (then taking the
+    lines by row class); False (nothing written) if the rows do not repeat or pandas must
+    write. The same bytes as :func:`_write_rows`: a row's line depends on its values only."""
+    classes = _row_classes(frame)
+    if classes is None:
+        return False
+    codes, first = classes
+    cols = _plan(frame.iloc[first], dedup=False)
+    if cols is None:
+        return False
+    lines = _line_array(cols, 0, len(first))
+    index = _pa.array(codes.astype(np.int32 if len(first) < 2**31 else np.int64, copy=False))
+    handle.write(_header(frame).encode("utf-8"))
+    _write_chunks(lambda start: _bytes_of(lines.take(index.slice(start, _CHUNK_ROWS))), len(codes), handle)
+    return True
 
 
 def write_csv(frame: pd.DataFrame, path: Any = None) -> str | None:
     """Write ``frame`` as ``frame.to_csv(path, index=False)`` would, byte for byte (UTF-8).
-    With ``path=None`` return the text instead, as pandas does."""
+    With ``path=None`` return the text instead, as pandas does.
+
+    A frame of float columns whose rows repeat (a release) has each distinct row formatted
+    once: at 10^6 x 10, k = 3, 0.6 s instead of 1.7 s (issue 19: the outputs within seconds
+    of a Ctrl-C)."""
+    if fast_writer_available():
+        buf = io.BytesIO() if path is None else open(path, "wb")
+        try:
+            if _write_repeated_rows(frame, buf):
+                return buf.getvalue().decode("utf-8") if path is None else None
+        finally:
+            if path is not None:
+                buf.close()
     cols = _plan(frame)
     if cols is None:
         return frame.to_csv(path, index=False)
@@ -240,4 +304,8 @@ def read_float_columns(source: Any, columns: list, na_values: list, n_rows: int 
         return None
     if n_rows is not None and table.num_rows != n_rows:
         return None
-    return pd.DataFrame({c: table.column(c).to_numpy().astype(np.float64, copy=False) for c in columns})
+    # one C-ordered n x p block: the caller's to_numpy() is then a view, not a copy
+    out = np.empty((table.num_rows, len(columns)), dtype=np.float64)
+    for j, c in enumerate(columns):
+        out[:, j] = table.column(c).to_numpy()
+    return pd.DataFrame(out, columns=list(columns), copy=False)

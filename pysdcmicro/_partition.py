@@ -35,6 +35,10 @@ def canonical_labels(labels: np.ndarray) -> np.ndarray:
     [0, 0, 1, 2, 1]
     """
     labels = np.asarray(labels)
+    if labels.ndim == 1 and labels.dtype.kind in "iu":  # a hash table, O(n): codes in order of first appearance
+        import pandas as pd
+
+        return pd.factorize(labels, sort=False)[0].astype(np.int64, copy=False)
     _, first, inverse = np.unique(labels, return_index=True, return_inverse=True)
     order = np.argsort(first, kind="stable")
     rank = np.empty_like(order)
@@ -45,7 +49,12 @@ def canonical_labels(labels: np.ndarray) -> np.ndarray:
 def groups_from_labels(labels: np.ndarray) -> list[np.ndarray]:
     """List of row-position arrays, one per group, in label order, rows ascending."""
     labels = np.asarray(labels)
-    order = np.argsort(labels, kind="stable")
+    n = labels.size
+    if labels.dtype.kind in "iu" and n and 0 <= labels.min() and int(labels.max()) < (2**62) // n:
+        # the stable order, by a (much faster) unstable sort of distinct keys label * n + row
+        order = np.argsort(labels.astype(np.int64) * n + np.arange(n, dtype=np.int64))
+    else:
+        order = np.argsort(labels, kind="stable")
     bounds = np.concatenate([[0], np.cumsum(np.bincount(labels))]).tolist()
     return [order[a:b] for a, b in zip(bounds[:-1], bounds[1:])]  # views; 3-5x faster than np.split
 

@@ -50,7 +50,8 @@ def group_values(X: np.ndarray, labels: np.ndarray, n_groups: int) -> np.ndarray
     labels = np.asarray(labels)
     factor = power_of_two_factors(X)
     out = np.empty((n_groups, X.shape[1]))
-    for j in range(X.shape[1]):
+
+    def column(j: int) -> None:
         x = X[:, j] / factor[j]
         observed = ~np.isnan(x)
         if observed.all():
@@ -61,7 +62,26 @@ def group_values(X: np.ndarray, labels: np.ndarray, n_groups: int) -> np.ndarray
         with np.errstate(invalid="ignore", divide="ignore"):
             m = np.bincount(lab, weights=xo, minlength=n_groups) / counts
         out[:, j] = m * factor[j]
+
+    _each_column(column, X.shape)
     return out
+
+
+_THREAD_CELLS = 1 << 20  # above this many cells, columns are done by two threads
+
+
+def _each_column(fn: Any, shape: tuple) -> list:
+    """``[fn(j) for j in range(p)]``, by two threads for large arrays (numpy releases the
+    GIL in the per-column work; each column's result is the same whichever thread makes it,
+    and the caller combines them in column order, so the results are bit for bit those of
+    the plain loop)."""
+    n, p = shape
+    if p < 2 or n * p < _THREAD_CELLS:
+        return [fn(j) for j in range(p)]
+    from concurrent.futures import ThreadPoolExecutor
+
+    with ThreadPoolExecutor(2) as pool:
+        return list(pool.map(fn, range(p)))
 
 
 def release_sse_sst(X: np.ndarray, R: np.ndarray) -> tuple[float, float]:
@@ -74,15 +94,16 @@ def release_sse_sst(X: np.ndarray, R: np.ndarray) -> tuple[float, float]:
     """
     X = np.asarray(X, dtype=np.float64)
     R = np.asarray(R, dtype=np.float64)
-    sse = sst = 0.0
-    for j in range(X.shape[1]):  # one column at a time: O(n) extra memory
-        factor = power_of_two_factors(X[:, j:j + 1])[0]
+    factors = power_of_two_factors(X)  # per column, all at once
+
+    def column(j: int) -> tuple[float, float] | None:  # O(n) extra memory per column
+        factor = factors[j]
         x = X[:, j] / factor
         r = R[:, j] / factor
         missing = np.isnan(x)
         xo = x[~missing] if missing.any() else x
         if xo.size < 2 or xo.min() == xo.max():
-            continue
+            return None
         # Sum of squares about the exact mean: the float mean m may not be representable
         # exactly (1e12 + 0.185), so subtract the residual term n * delta**2 with
         # delta = mean(x - m) (computed where subtraction of nearby values is exact).
@@ -91,15 +112,20 @@ def release_sse_sst(X: np.ndarray, R: np.ndarray) -> tuple[float, float]:
         delta = dev.mean()
         ss = float(np.dot(dev, dev)) - xo.size * delta * delta
         if not (ss > 0 and math.isfinite(ss)):
-            continue
+            return None
         var = ss / (xo.size - 1)  # the sample variance: z-scores have sum of squares n - 1
         d = np.subtract(x, r, out=r)
         np.multiply(d, d, out=d)
         total = float(np.sum(d))  # as nansum when no cell is missing (the same sum, bit for bit)
         if total != total:
             total = float(np.nansum(d))
-        sse += total / var
-        sst += ss / var
+        return total / var, ss / var
+
+    sse = sst = 0.0
+    for part in _each_column(column, X.shape):  # added in column order: the same sums as one loop
+        if part is not None:
+            sse += part[0]
+            sst += part[1]
     return float(sse), float(sst)  # Python floats (numpy 2 prints np.float64(...) in reports and doctests)
 
 
@@ -277,18 +303,19 @@ def _wildcard_by_patterns(U: np.ndarray, miss: np.ndarray, patterns: np.ndarray,
     return freq
 
 
-def _smallest_class(R: np.ndarray, cols: list, k: int) -> tuple[int, int]:
-    """``(smallest frequency, records matched by fewer than k)`` of the rows of
+def _smallest_class(R: np.ndarray, cols: list, k: int) -> tuple[int, int, np.ndarray | None]:
+    """``(smallest frequency, records matched by fewer than k, class sizes)`` of the rows of
     ``R[:, cols]``. Without missing cells: exact row classes (:func:`row_classes`, O(n p)
-    time, O(n) extra memory); with them, the wildcard rule (:func:`wildcard_frequencies`)."""
+    time, O(n) extra memory), their sizes in order of first appearance; with them, the
+    wildcard rule (:func:`wildcard_frequencies`) and None for the sizes."""
     if not R.shape[0]:
-        return k, 0
+        return k, 0, None
     if _has_missing(R, cols):
         sizes = wildcard_frequencies(np.ascontiguousarray(R[:, cols]))
-        return int(sizes.min()), int((sizes < k).sum())
+        return int(sizes.min()), int((sizes < k).sum()), None
     codes, n_classes = row_classes(R, cols)
     counts = np.bincount(codes, minlength=n_classes)
-    return int(counts.min()), int(counts[counts < k].sum())
+    return int(counts.min()), int(counts[counts < k].sum()), counts.astype(np.int64, copy=False)
 
 
 def verify_release_values(X: np.ndarray, R: np.ndarray, k: int, information_loss: float, *,
@@ -301,12 +328,23 @@ def verify_release_values(X: np.ndarray, R: np.ndarray, k: int, information_loss
 
     ``groups`` (lists of column positions, groups of variables microaggregated
     separately): each group is checked for k-anonymity on its own columns."""
+    _check_release_values(X, R, k, information_loss, what=what, names=names, groups=groups)
+
+
+def _check_release_values(X: np.ndarray, R: np.ndarray, k: int, information_loss: float, *,
+                          what: str = "the release", names: list | None = None,
+                          groups: list | None = None) -> np.ndarray | None:
+    """:func:`verify_release_values`, returning the sizes of the release's equivalence
+    classes (those :func:`~pysdcmicro.metrics.equivalence_class_sizes` gives, group after
+    group) when no cell is missing, else None: the command line's report reuses them."""
     X = np.asarray(X, dtype=np.float64)
     R = np.asarray(R, dtype=np.float64)
     if R.shape != X.shape:
         raise ReleaseCheckError(f"{what} has shape {R.shape}; the original's chosen columns have {X.shape}.")
+    all_sizes: list | None = []
     for cols in (groups if groups else [list(range(R.shape[1]))]):
-        smallest, below = _smallest_class(R, list(cols), k)
+        smallest, below, sizes = _smallest_class(R, list(cols), k)
+        all_sizes = None if all_sizes is None or sizes is None else all_sizes + [sizes]
         if smallest < k:
             part = "" if not groups else " on the variable group " + ", ".join(
                 str(names[c]) if names is not None else str(c) for c in cols)
@@ -321,6 +359,7 @@ def verify_release_values(X: np.ndarray, R: np.ndarray, k: int, information_loss
             f"{what} loses IL {il:.12g} % against the original, but the result reports "
             f"{information_loss:.12g} %; nothing was written."
         )
+    return np.concatenate(all_sizes) if all_sizes else None
 
 
 def verify_release(original: Any, released: Any, result: Any, *, what: str = "the release") -> None:
@@ -343,13 +382,18 @@ def verify_release(original: Any, released: Any, result: Any, *, what: str = "th
     ...
     pysdcmicro._errors.ReleaseCheckError: the release is not 3-anonymous: 6 record(s) match fewer than 3 records (a missing cell matches any value; smallest: 1); nothing was written.
     """
+    _check_release(original, released, result, what=what)
+
+
+def _check_release(original: Any, released: Any, result: Any, *, what: str = "the release") -> np.ndarray | None:
+    """:func:`verify_release`, returning the class sizes (see :func:`_check_release_values`)."""
     variables = list(result.variables)
     settings = getattr(result, "settings", None) or {}
     groups = None
     if settings.get("variable_groups"):
         index = {v: j for j, v in enumerate(variables)}
         groups = [[index[v] for v in group] for group in settings["variable_groups"]]
-    return verify_release_values(_columns_of(original, variables), _columns_of(released, variables),
+    return _check_release_values(_columns_of(original, variables), _columns_of(released, variables),
                                  int(result.k), float(result.information_loss), what=what, names=variables,
                                  groups=groups)
 

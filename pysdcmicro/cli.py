@@ -514,14 +514,16 @@ class _Outputs:
             self._pending.clear()
 
 
-def _verify(original: pd.DataFrame, released: pd.DataFrame, result: Any, *, what: str = "the release") -> None:
+def _verify(original: pd.DataFrame, released: pd.DataFrame, result: Any, *,
+            what: str = "the release") -> np.ndarray | None:
     """The release check run before anything is renamed into place or printed (exit
     status 3): the released values (the masked file read back, or the CSV text parsed back)
     must be k-anonymous and lose exactly the information the result reports
-    (:func:`pysdcmicro.verify_release`)."""
-    from ._release import verify_release
+    (:func:`pysdcmicro.verify_release`). Returns the sizes of the released equivalence
+    classes it found (None with missing cells), for the report."""
+    from ._release import _check_release
 
-    verify_release(original, released, result, what=what)
+    return _check_release(original, released, result, what=what)
 
 
 def _parse_blocks(text: str) -> Any:
@@ -799,26 +801,29 @@ def _write_release(result: Any, original: pd.DataFrame, *, output: str | None, s
             parquet = _is_parquet(output)
             tmp = out.write(output, "the masked file (--output)",
                             lambda p: _write_table(result.data, p, parquet=parquet))
-            released = _read_back_and_verify(lambda: tmp, variables, parquet, original, result, what)
+            released, sizes = _read_back_and_verify(lambda: tmp, variables, parquet, original, result, what)
             checked_on = f"the written file {output}"
         elif stdout:
             text = write_csv(result.data)
-            released = _read_back_and_verify(lambda: io.StringIO(text), variables, False, original, result, what)
+            released, sizes = _read_back_and_verify(lambda: io.StringIO(text), variables, False, original, result,
+                                                    what)
             checked_on = "the CSV written to standard output"
         else:
             released, checked_on = None, None
-            _verify(original, result.data[variables], result, what=what)
+            sizes = _verify(original, result.data[variables], result, what=what)
         skipped = None
         if _interrupt.received() or (result.status == "limit" and "interrupted (Ctrl-C)" in (result.message or "")):
             skipped = _MEASURES_SKIPPED  # the release was checked above (k-anonymous, IL as reported)
         try:
             with _interrupt.stoppable():  # a Ctrl-C now stops the measures (record linkage: ~1 min at 10^6)
-                rep = report(result, original, released=released, checked_on=checked_on, measures_skipped=skipped)
+                rep = report(result, original, released=released, checked_on=checked_on, measures_skipped=skipped,
+                             class_sizes=sizes)
         except KeyboardInterrupt:
             if not _interrupt.first_only():
                 raise
             skipped = _MEASURES_SKIPPED
-            rep = report(result, original, released=released, checked_on=checked_on, measures_skipped=skipped)
+            rep = report(result, original, released=released, checked_on=checked_on, measures_skipped=skipped,
+                         class_sizes=sizes)
         if not rep.k_anonymous:  # pragma: no cover - _verify refuses it first
             raise ReleaseCheckError("release check failed: the report finds the release not k-anonymous")
         if report_path:
@@ -834,7 +839,7 @@ def _write_release(result: Any, original: pd.DataFrame, *, output: str | None, s
 
 
 def _read_back_and_verify(source: Any, variables: list, parquet: bool, original: pd.DataFrame, result: Any,
-                          what: str) -> pd.DataFrame:
+                          what: str) -> tuple[pd.DataFrame, np.ndarray | None]:
     """Read the written release back (``source()`` gives the path or a fresh text buffer)
     and verify it. CSV is first read by a fast parser (pyarrow's multi-threaded one, else
     pandas' C parser); if that does not verify, it is read again with every
@@ -842,13 +847,13 @@ def _read_back_and_verify(source: Any, variables: list, parquet: bool, original:
     a parser rounding in the last place can never refuse a correct release."""
     released = _read_released(source(), variables, parquet=parquet, fast=True, n_rows=len(original))
     try:
-        _verify(original, released, result, what=what)
+        sizes = _verify(original, released, result, what=what)
     except ReleaseCheckError:
         if parquet:
             raise
         released = _read_released(source(), variables, parquet=False)
-        _verify(original, released, result, what=what)
-    return released
+        sizes = _verify(original, released, result, what=what)
+    return released, sizes
 
 
 _NA_CELLS = sorted(_MISSING_TOKENS | {t.upper() for t in _MISSING_TOKENS} | {"NaN", "Null", "None", "N/A", "-NaN"})

@@ -505,6 +505,37 @@ def test_interrupt_in_the_block_phase_keeps_solved_blocks_and_splits_the_rest():
     assert res.info["repair"]["skipped"] == "interrupted (Ctrl-C)"
 
 
+def test_interrupt_while_the_blocks_are_split_does_not_wait_for_the_split(monkeypatch):
+    """Ctrl-C while the split thread is still cutting blocks (3-4 s at 10^6): the blocks cut
+    so far are kept, the records not yet in a block get a quick split at once (issue 19)."""
+    import threading
+
+    real = _blocked.iter_principal_blocks
+    hold = threading.Event()
+
+    def slow_split(Z, k, block_size, roots):
+        for i, rows in enumerate(real(Z, k, block_size, roots)):
+            if i == 2:
+                hold.wait(30)  # the rest of the split "takes long"
+            yield rows
+
+    monkeypatch.setattr(_blocked, "iter_principal_blocks", slow_split)
+    X = make_synthetic(3000, 3, rng=2)
+
+    def progress(event):
+        if event.stage == "blocks" and event.iteration:
+            raise KeyboardInterrupt
+
+    try:
+        res = microaggregate(X, 4, blocks=300, n_jobs=1, rng=0, progress=progress)
+    finally:
+        hold.set()
+    assert_k_partition(res.labels, 3000, 4)
+    assert res.status == "limit"
+    assert "records not yet split into blocks by a quick split" in res.message
+    assert res.info["blocks"]["statuses"]["interrupted"] >= 2
+
+
 def test_quick_labels_is_a_k_partition():
     rng = np.random.default_rng(0)
     for n in (4, 7, 8, 9, 23, 100):

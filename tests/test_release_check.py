@@ -118,3 +118,32 @@ def test_writer_formats_each_distinct_value_once_and_writes_pandas_bytes(tmp_pat
     path = tmp_path / "w.csv"
     _csvio.write_csv(frame, path)
     assert path.read_bytes() == frame.to_csv(index=False).encode()
+
+
+def test_writer_formats_each_distinct_row_once_round_trip_exact(tmp_path):
+    """A release (rows repeated by group, as ``values[labels]``) takes the row-deduplicated
+    path of the CSV writer: the bytes are those of ``to_csv``, and the floats read back
+    (pyarrow's reader and Python's ``float``) are the written ones bit for bit."""
+    from pysdcmicro import _csvio
+    from pysdcmicro.cli import _NA_CELLS
+
+    if not _csvio.fast_writer_available():
+        pytest.skip("pyarrow is not installed: pandas writes")
+    rng = np.random.default_rng(7)
+    n = 3 * _csvio._DEDUP_MIN
+    values = rng.normal(size=(n // 3, 3)) * 10.0 ** rng.uniform(-310, 308, (n // 3, 3))
+    values[::50, 0] = np.nan
+    values[1::50, 1] = -0.0
+    values[2::50, 2] = 0.0
+    frame = pd.DataFrame(values[rng.integers(0, n // 3, n)], columns=["a", "b", "c"])
+    assert _csvio._row_classes(frame) is not None  # the repeated-rows path is the one taken
+    path = tmp_path / "r.csv"
+    _csvio.write_csv(frame, path)
+    assert path.read_bytes() == frame.to_csv(index=False).encode()
+    back = _csvio.read_float_columns(str(path), ["a", "b", "c"], _NA_CELLS, n).to_numpy()
+    X = frame.to_numpy()
+    assert np.array_equal(np.isnan(back), np.isnan(X))
+    assert np.array_equal(np.nan_to_num(back).view(np.int64), np.nan_to_num(X).view(np.int64))
+    exact = np.array([[float(c) if c else np.nan for c in line.split(",")]
+                      for line in path.read_text().splitlines()[1:]])
+    assert np.array_equal(np.nan_to_num(exact).view(np.int64), np.nan_to_num(X).view(np.int64))

@@ -132,8 +132,9 @@ class ProcessExecutor:
                     with _sigint_blocked():
                         started = [pool.submit(_warm_up) for _ in range(self.workers)]
                     wait(started)
-                except BaseException:
-                    pool.shutdown(wait=False, cancel_futures=True)
+                except BaseException:  # a Ctrl-C while they start: terminated now, not left importing
+                    self._pool = pool
+                    self.close(cancel=True)
                     raise
             self._pool = pool
         return self._pool

@@ -457,7 +457,8 @@ def _measures(original: Any, released: Any, variables: list, sd_fraction: float,
 
 def report(result: MicroaggregationResult, original: Any = None, *, released: Any = None,
            sd_fraction: float = 0.05, checked_on: str | None = None,
-           linkage_skipped: str | None = None, measures_skipped: str | None = None) -> Report:
+           linkage_skipped: str | None = None, measures_skipped: str | None = None,
+           class_sizes: np.ndarray | None = None) -> Report:
     """The release report of a microaggregation result.
 
     Parameters
@@ -483,6 +484,11 @@ def report(result: MicroaggregationResult, original: Any = None, *, released: An
         Leave out every utility and risk measure and the check of ``original`` against the
         result, and give this reason in their place (``measures_note``). The command line
         does after a Ctrl-C, having checked the written release against the original itself.
+    class_sizes : ndarray, optional
+        The sizes of the equivalence classes of ``released`` (as
+        :func:`~pysdcmicro.metrics.equivalence_class_sizes` gives them, variable group after
+        variable group) when the caller has computed them already: the command line's
+        release check finds them on the file read back. Default: computed here.
 
     Returns
     -------
@@ -523,7 +529,8 @@ def report(result: MicroaggregationResult, original: Any = None, *, released: An
             raise InvalidInputError(f"`released` must have {result.n} records like the result; got {table.shape[0]}.")
         checked_on = checked_on or "the released data"
     groups = (result.settings or {}).get("variable_groups") or [variables]  # each group on its own columns
-    class_sizes = np.concatenate([_class_sizes(released, list(group)) for group in groups])
+    if class_sizes is None:
+        class_sizes = np.concatenate([_class_sizes(released, list(group)) for group in groups])
     rep = Report(
         variables=variables, n=result.n, k=result.k, k_anonymous=bool(class_sizes.min() >= result.k),
         class_sizes=class_sizes, checked_on=checked_on, information_loss=result.information_loss,
