@@ -247,6 +247,50 @@ def _screening_kernels(Z):
 
 
 def _screened_labels(nb, Z, k, gamma, ctx):
+    """The compiled V-MDAV rounds (:mod:`._vmdav_numba`): the groups of
+    :func:`_screened_labels_py` (and of the numpy rounds), bit for bit, with no Python call
+    per group. With a time limit the rounds run in chunks of groups (about 50 ms each) and
+    the deadline is read between chunks; after it, no group is extended."""
+    from . import _vmdav_numba as vnb
+
+    n, d = Z.shape
+    labels = np.full(n, -1, dtype=np.int64)
+    centre = Z.mean(axis=0)
+    far = _sqdist(Z, centre)
+    seeds = np.lexsort((np.arange(n), -far))
+    extend = gamma > 0
+    g2 = float(gamma) * float(gamma)
+    X, sqn, XT32, n32, scale2, E = nb.prepare(Z)
+    act = np.arange(n)
+    slot = np.arange(n)
+    nbl = max(1, (n + 255) // 256)
+    bufs = [np.empty(n, dtype=np.float32), np.empty(nbl, dtype=np.float32), np.empty(nbl, dtype=np.float32),
+            np.empty(n, dtype=np.float32), np.empty(nbl, dtype=np.float32), np.empty(nbl, dtype=np.float32)]
+    state = np.array([n, 0, 0, 0], dtype=np.int64)
+    stopped = None
+    timed = ctx is not None and ctx.limited
+    chunk = 16 if timed else n + 1
+    import time
+
+    while state[0] >= k:
+        if extend and timed and ctx.expired():
+            extend = False
+            stopped = int(state[1])
+        t0 = time.perf_counter()
+        vnb.vmdav_rounds(X, sqn, XT32, n32, scale2, E, k, g2, extend, seeds, labels, act, slot, state,
+                         *bufs, chunk)
+        if timed:
+            spent = time.perf_counter() - t0
+            chunk = max(1, min(4 * chunk, int(chunk * 0.05 / spent) if spent > 0 else 4 * chunk))
+    m = int(state[0])
+    g = int(state[1])
+    left = 0
+    if m:
+        left = _join_left_overs(Z, labels, np.sort(act[:m]), g)
+    return labels, {"extended_groups": int(state[3]), "left_over": left, "stopped_extending": stopped}
+
+
+def _screened_labels_py(nb, Z, k, gamma, ctx):
     """V-MDAV with the remaining records screened in float32 by the compiled passes of
     :mod:`._mdav_numba` (one pass from each seed, one from each extension candidate
     ``e_min``); every decision is then made, as in the numpy rounds, on exact direct

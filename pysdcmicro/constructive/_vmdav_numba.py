@@ -1,0 +1,268 @@
+"""Compiled V-MDAV rounds (numba; imported only when numba is installed).
+
+The whole group loop of :func:`._vmdav._screened_labels` in one compiled function, so that a
+group costs no Python calls. Every decision is the one of the numpy rounds
+(:func:`._vmdav._numpy_labels`), made on the same double-precision numbers:
+
+* exact squared distances are direct differences summed in the order of numpy's
+  ``einsum("ij,ij->i", diff, diff)`` on this platform's baseline build (two SSE2 lanes, even
+  and odd coordinates, unrolled by eight from the back, lanes added last; see
+  :func:`_sqd`); ``tests/test_vmdav.py`` checks the equality bit for bit on every d up to 24;
+* the float32 screening and its bound E are those of :mod:`._mdav_numba` (the passes, the
+  k-th smallest, the removal by swapping); only the records the screening cannot rule out
+  are measured exactly, and the tie rules read record indices, never slots.
+
+Extension step (e_min, the unassigned record nearest to the group): the candidates are
+the records within ``U + rad`` of the seed (U: an upper bound of d_in; rad: the group's
+radius around the seed), as in the Python rounds. Their screened group distance is taken
+member by member, the seed's from the seed pass that is already there, and a candidate is
+dropped as soon as one member's value already puts it within the current best (it cannot
+be ruled out, so it stays) -- no: every candidate gets its least value over the members
+(exact e_min needs it), but the members are taken nearest-first and a candidate whose
+lower bound ``(d(x, seed) - rad)^2`` exceeds the best found so far plus the screening
+slack is skipped without any member pass. Candidates are visited in ascending distance to
+the seed, so the best value falls to about d_in early.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+from numba import njit
+
+from ._mdav_numba import _B, _screen, kth_smallest, remove_records_tracked
+
+__all__ = ["vmdav_rounds"]
+
+
+@njit(cache=True, nogil=True)
+def _sqd(X, i, Y, j):
+    """``einsum``'s squared distance between X[i] and Y[j] (direct differences), bit for bit:
+    two lanes (even / odd coordinates), blocks of eight added from the back, then the lanes."""
+    d = X.shape[1]
+    l0 = 0.0
+    l1 = 0.0
+    t = 0
+    while d - t >= 8:
+        u0 = X[i, t] - Y[j, t]
+        u1 = X[i, t + 1] - Y[j, t + 1]
+        u2 = X[i, t + 2] - Y[j, t + 2]
+        u3 = X[i, t + 3] - Y[j, t + 3]
+        u4 = X[i, t + 4] - Y[j, t + 4]
+        u5 = X[i, t + 5] - Y[j, t + 5]
+        u6 = X[i, t + 6] - Y[j, t + 6]
+        u7 = X[i, t + 7] - Y[j, t + 7]
+        a0 = u6 * u6 + l0
+        a1 = u7 * u7 + l1
+        a0 = u4 * u4 + a0
+        a1 = u5 * u5 + a1
+        a0 = u2 * u2 + a0
+        a1 = u3 * u3 + a1
+        l0 = u0 * u0 + a0
+        l1 = u1 * u1 + a1
+        t += 8
+    while t < d:
+        u0 = X[i, t] - Y[j, t]
+        l0 = u0 * u0 + l0
+        if t + 1 < d:
+            u1 = X[i, t + 1] - Y[j, t + 1]
+            l1 = u1 * u1 + l1
+        t += 2
+    return l0 + l1
+
+
+@njit(cache=True, nogil=True)
+def _to_set(X, i, members, nm):
+    """Least exact squared distance from X[i] to the rows ``members[:nm]``."""
+    best = np.inf
+    for q in range(nm):
+        v = _sqd(X, i, X, members[q])
+        if v < best:
+            best = v
+    return best
+
+
+@njit(cache=True, nogil=True)
+def _at_most(vals, bmin, nb, m, lim, act, out):
+    """Records (not slots) with ``vals <= lim`` into ``out``, ascending; returns the count."""
+    c = 0
+    for b in range(nb):
+        if bmin[b] > lim:
+            continue
+        for a in range(b * _B, min(b * _B + _B, m)):
+            if vals[a] <= lim:
+                out[c] = act[a]
+                c += 1
+    if c > 1:
+        out[:c] = np.sort(out[:c])
+    return c
+
+
+@njit(cache=True, nogil=True, fastmath=True)
+def _screen_one(XT32, n32, a, y32, yy):
+    """Screened value of slot a against the float32 point y32 (|y|^2 = yy)."""
+    acc = np.float32(0.0)
+    for t in range(XT32.shape[0]):
+        acc += XT32[t, a] * y32[t]
+    return n32[a] - np.float32(2.0) * acc + yy
+
+
+@njit(cache=True, nogil=True)
+def vmdav_rounds(X, sqn, XT32, n32, scale2, E, k, g2, extend, seeds, labels, act, slot, state,
+                 vals, bmin, bmax, vals2, bmin2, bmax2, max_groups):
+    """Build up to ``max_groups`` more groups (fewer when fewer than k records remain).
+
+    ``state`` = [m, g, ptr, extended] is read and updated (remaining records, groups built,
+    position in ``seeds``, groups grown beyond k). ``sqn``: float64 squared row norms (for
+    the screening offsets only). ``XT32``, ``n32``, ``act``, ``slot`` are the screening state
+    of :mod:`._mdav_numba` (updated). Returns the number of groups built in this call."""
+    n, d = X.shape
+    m = state[0]
+    g = state[1]
+    ptr = state[2]
+    extended = state[3]
+    E2 = 2.0 * E
+    sc = np.sqrt(scale2)
+    slack = 1.0 + 1e-6
+    y32 = np.empty(d, dtype=np.float32)
+    Y32 = np.empty((2 * k, d), dtype=np.float32)
+    yy32 = np.empty(2 * k, dtype=np.float32)
+    members = np.empty(2 * k, dtype=np.int64)
+    buf = np.empty(n, dtype=np.int64)
+    few = np.empty(n, dtype=np.int64)
+    cs = np.empty(n, dtype=np.int64)
+    cd = np.empty(n, dtype=np.float32)
+    one = np.empty(1, dtype=np.int64)
+    built = 0
+    while m >= k and built < max_groups:
+        while labels[seeds[ptr]] >= 0:
+            ptr += 1
+        e = seeds[ptr]
+        se = slot[e]
+        for t in range(d):
+            y32[t] = XT32[t, se]
+        nbk = _screen(XT32, n32, m, y32, np.float32(sqn[e] * scale2), vals, bmin, bmax)
+        kth = kth_smallest(vals, bmin, nbk, m, k, E2)
+        nc = _at_most(vals, bmin, nbk, m, kth + E2, act, buf)
+        ex = np.empty(nc)
+        for q in range(nc):
+            i = buf[q]
+            ex[q] = -1.0 if i == e else _sqd(X, i, X, e)
+        order = np.argsort(ex, kind="mergesort")  # buf ascending: ties by lowest record
+        rad2 = 0.0
+        for q in range(k):
+            i = buf[order[q]]
+            members[q] = i
+            labels[i] = g
+            if ex[order[q]] > rad2:
+                rad2 = ex[order[q]]
+        m = remove_records_tracked(members[:k], act, slot, XT32, n32, m, vals, bmin)
+        nm = k
+        if extend and m > 0:
+            rad = np.sqrt(rad2)
+            for q in range(nm):
+                i = members[q]
+                yy32[q] = np.float32(sqn[i] * scale2)
+                for t in range(d):
+                    Y32[q, t] = np.float32(X[i, t] * sc)
+            while nm < 2 * k - 1 and m > 0:
+                nbm = (m + _B - 1) // _B
+                f8 = kth_smallest(vals, bmin, nbm, m, min(m, 8), E2)
+                nf = _at_most(vals, bmin, nbm, m, f8, act, few)
+                u2 = np.inf
+                for q in range(nf):
+                    v = _to_set(X, few[q], members, nm)
+                    if v < u2:
+                        u2 = v
+                U = np.sqrt(u2) * slack
+                lim = ((U + rad) * slack) ** 2 * scale2 + E
+                # candidates: slots with a seed value <= lim; screened least value to the group
+                c = 0
+                best = np.inf
+                for b in range(nbm):
+                    if bmin[b] > lim:
+                        continue
+                    for a in range(b * _B, min(b * _B + _B, m)):
+                        if vals[a] <= lim:
+                            v = np.float32(np.inf)
+                            for q in range(nm):
+                                w = _screen_one(XT32, n32, a, Y32[q], yy32[q])
+                                if w < v:
+                                    v = w
+                            cs[c] = a
+                            cd[c] = v
+                            c += 1
+                            if v < best:
+                                best = np.float64(v)
+                if state.size > 4:
+                    state[4] += c
+                    state[5] += m
+                    state[6] += 1
+                # e_min exactly: the candidates within E2 of the best screened value
+                jbest = -1
+                d_in2 = np.inf
+                for q in range(c):
+                    if cd[q] <= best + E2:
+                        i = act[cs[q]]
+                        v = _to_set(X, i, members, nm)
+                        if v < d_in2 or (v == d_in2 and i < jbest):
+                            d_in2 = v
+                            jbest = i
+                j = jbest
+                if m > 1:
+                    # an upper bound of d_out from the few nearest the seed
+                    ub = np.inf
+                    for q in range(nf):
+                        if few[q] != j:
+                            v = _sqd(X, few[q], X, j)
+                            if v < ub:
+                                ub = v
+                    if ub < np.inf and not d_in2 < g2 * ub:
+                        break
+                    if state.size > 4:
+                        state[4] += 1000000000
+                    jj = slot[j]
+                    for t in range(d):
+                        y32[t] = XT32[t, jj]
+                    nb2 = _screen(XT32, n32, m, y32, np.float32(sqn[j] * scale2), vals2, bmin2, bmax2)
+                    vals2[jj] = np.inf
+                    b0 = jj // _B
+                    lo = np.float32(np.inf)
+                    for a in range(b0 * _B, min(m, b0 * _B + _B)):
+                        if vals2[a] < lo:
+                            lo = vals2[a]
+                    bmin2[b0] = lo
+                    bo = np.inf
+                    for a in range(m):
+                        if vals2[a] < bo:
+                            bo = np.float64(vals2[a])
+                    ncl = _at_most(vals2, bmin2, nb2, m, bo + E2, act, buf)
+                    d_out2 = np.inf
+                    for q in range(ncl):
+                        if buf[q] != j:
+                            v = _sqd(X, buf[q], X, j)
+                            if v < d_out2:
+                                d_out2 = v
+                else:
+                    d_out2 = np.inf
+                if not d_in2 < g2 * d_out2:
+                    break
+                labels[j] = g
+                members[nm] = j
+                yy32[nm] = np.float32(sqn[j] * scale2)
+                for t in range(d):
+                    Y32[nm, t] = np.float32(X[j, t] * sc)
+                nm += 1
+                rj = np.sqrt(_sqd(X, j, X, e))
+                if rj > rad:
+                    rad = rj
+                one[0] = j
+                m = remove_records_tracked(one, act, slot, XT32, n32, m, vals, bmin)
+            if nm > k:
+                extended += 1
+        g += 1
+        built += 1
+    state[0] = m
+    state[1] = g
+    state[2] = ptr
+    state[3] = extended
+    return built
