@@ -29,7 +29,7 @@ from __future__ import annotations
 import numpy as np
 from numba import njit
 
-from ._mdav_numba import _B, _screen, kth_smallest, remove_records_tracked
+from ._mdav_numba import _B, _group_block, _screen, kth_smallest, remove_records_tracked
 
 __all__ = ["vmdav_rounds"]
 
@@ -131,6 +131,9 @@ def vmdav_rounds(X, sqn, XT32, n32, scale2, E, k, g2, extend, seeds, labels, act
     few = np.empty(n, dtype=np.int64)
     cs = np.empty(n, dtype=np.int64)
     cd = np.empty(n, dtype=np.float32)
+    G = np.empty((d, n), dtype=np.float32)
+    gn = np.empty(n, dtype=np.float32)
+    o = np.empty(n, dtype=np.float32)
     one = np.empty(1, dtype=np.int64)
     built = 0
     while m >= k and built < max_groups:
@@ -141,7 +144,11 @@ def vmdav_rounds(X, sqn, XT32, n32, scale2, E, k, g2, extend, seeds, labels, act
         for t in range(d):
             y32[t] = XT32[t, se]
         nbk = _screen(XT32, n32, m, y32, np.float32(sqn[e] * scale2), vals, bmin, bmax)
-        kth = kth_smallest(vals, bmin, nbk, m, k, E2)
+        # The k nearest need the records within E2 of the k-th smallest screened value; with
+        # extension, the records up to the (k+8)-th come along (a superset: the same k first
+        # by (exact value, record)), and those not taken are the "few" that bound d_in and d_out.
+        kk = min(m, k + 8) if extend else k
+        kth = kth_smallest(vals, bmin, nbk, m, kk, E2)
         nc = _at_most(vals, bmin, nbk, m, kth + E2, act, buf)
         ex = np.empty(nc)
         for q in range(nc):
@@ -155,6 +162,10 @@ def vmdav_rounds(X, sqn, XT32, n32, scale2, E, k, g2, extend, seeds, labels, act
             labels[i] = g
             if ex[order[q]] > rad2:
                 rad2 = ex[order[q]]
+        nf = 0
+        for q in range(k, nc):
+            few[nf] = buf[order[q]]
+            nf += 1
         m = remove_records_tracked(members[:k], act, slot, XT32, n32, m, vals, bmin)
         nm = k
         if extend and m > 0:
@@ -166,8 +177,10 @@ def vmdav_rounds(X, sqn, XT32, n32, scale2, E, k, g2, extend, seeds, labels, act
                     Y32[q, t] = np.float32(X[i, t] * sc)
             while nm < 2 * k - 1 and m > 0:
                 nbm = (m + _B - 1) // _B
-                f8 = kth_smallest(vals, bmin, nbm, m, min(m, 8), E2)
-                nf = _at_most(vals, bmin, nbm, m, f8, act, few)
+                if nf == 0:  # no bound from the few left: the 8 nearest the seed
+                    f8 = kth_smallest(vals, bmin, nbm, m, min(m, 8), E2)
+                    nf = _at_most(vals, bmin, nbm, m, f8, act, few)
+                # U >= d_in: the least distance from the group to an unassigned record of few
                 u2 = np.inf
                 for q in range(nf):
                     v = _to_set(X, few[q], members, nm)
@@ -175,28 +188,28 @@ def vmdav_rounds(X, sqn, XT32, n32, scale2, E, k, g2, extend, seeds, labels, act
                         u2 = v
                 U = np.sqrt(u2) * slack
                 lim = ((U + rad) * slack) ** 2 * scale2 + E
-                # candidates: slots with a seed value <= lim; screened least value to the group
+                # candidates for e_min: slots with a seed value <= lim (the seed's screened
+                # distance is vals itself; the other members' from one vectorized pass)
                 c = 0
-                best = np.inf
                 for b in range(nbm):
                     if bmin[b] > lim:
                         continue
                     for a in range(b * _B, min(b * _B + _B, m)):
                         if vals[a] <= lim:
-                            v = np.float32(np.inf)
-                            for q in range(nm):
-                                w = _screen_one(XT32, n32, a, Y32[q], yy32[q])
-                                if w < v:
-                                    v = w
                             cs[c] = a
-                            cd[c] = v
                             c += 1
-                            if v < best:
-                                best = np.float64(v)
-                if state.size > 4:
-                    state[4] += c
-                    state[5] += m
-                    state[6] += 1
+                for q in range(c):
+                    a = cs[q]
+                    gn[q] = n32[a]
+                    for t in range(d):
+                        G[t, q] = XT32[t, a]
+                _group_block(G, gn, 0, c, Y32[1:nm], yy32[1:nm], cd, o)
+                best = np.inf
+                for q in range(c):
+                    v = min(cd[q], vals[cs[q]])
+                    cd[q] = v
+                    if v < best:
+                        best = np.float64(v)
                 # e_min exactly: the candidates within E2 of the best screened value
                 jbest = -1
                 d_in2 = np.inf
@@ -209,7 +222,8 @@ def vmdav_rounds(X, sqn, XT32, n32, scale2, E, k, g2, extend, seeds, labels, act
                             jbest = i
                 j = jbest
                 if m > 1:
-                    # an upper bound of d_out from the few nearest the seed
+                    # an upper bound of d_out from the few (other than e_min): when even it
+                    # fails the test, the group stops
                     ub = np.inf
                     for q in range(nf):
                         if few[q] != j:
@@ -218,30 +232,29 @@ def vmdav_rounds(X, sqn, XT32, n32, scale2, E, k, g2, extend, seeds, labels, act
                                 ub = v
                     if ub < np.inf and not d_in2 < g2 * ub:
                         break
-                    if state.size > 4:
-                        state[4] += 1000000000
-                    jj = slot[j]
-                    for t in range(d):
-                        y32[t] = XT32[t, jj]
-                    nb2 = _screen(XT32, n32, m, y32, np.float32(sqn[j] * scale2), vals2, bmin2, bmax2)
-                    vals2[jj] = np.inf
-                    b0 = jj // _B
-                    lo = np.float32(np.inf)
-                    for a in range(b0 * _B, min(m, b0 * _B + _B)):
-                        if vals2[a] < lo:
-                            lo = vals2[a]
-                    bmin2[b0] = lo
-                    bo = np.inf
-                    for a in range(m):
-                        if vals2[a] < bo:
-                            bo = np.float64(vals2[a])
-                    ncl = _at_most(vals2, bmin2, nb2, m, bo + E2, act, buf)
+                    # d_out exactly: e_min's nearest other record lies within sqrt(ub) of it,
+                    # hence within d(e_min, seed) + sqrt(ub) of the seed
                     d_out2 = np.inf
-                    for q in range(ncl):
-                        if buf[q] != j:
-                            v = _sqd(X, buf[q], X, j)
-                            if v < d_out2:
-                                d_out2 = v
+                    if ub < np.inf:
+                        r = (np.sqrt(_sqd(X, j, X, e)) + np.sqrt(ub)) * slack
+                        lim2 = (r * slack) ** 2 * scale2 + E
+                        for b in range(nbm):
+                            if bmin[b] > lim2:
+                                continue
+                            for a in range(b * _B, min(b * _B + _B, m)):
+                                if vals[a] <= lim2:
+                                    i = act[a]
+                                    if i != j:
+                                        v = _sqd(X, i, X, j)
+                                        if v < d_out2:
+                                            d_out2 = v
+                    else:
+                        for a in range(m):
+                            i = act[a]
+                            if i != j:
+                                v = _sqd(X, i, X, j)
+                                if v < d_out2:
+                                    d_out2 = v
                 else:
                     d_out2 = np.inf
                 if not d_in2 < g2 * d_out2:
@@ -255,6 +268,12 @@ def vmdav_rounds(X, sqn, XT32, n32, scale2, E, k, g2, extend, seeds, labels, act
                 rj = np.sqrt(_sqd(X, j, X, e))
                 if rj > rad:
                     rad = rj
+                w = 0
+                for q in range(nf):
+                    if few[q] != j:
+                        few[w] = few[q]
+                        w += 1
+                nf = w
                 one[0] = j
                 m = remove_records_tracked(one, act, slot, XT32, n32, m, vals, bmin)
             if nm > k:
