@@ -268,7 +268,7 @@ def _screened_labels(nb, Z, k, gamma, ctx):
             np.empty(n, dtype=np.float32), np.empty(nbl, dtype=np.float32), np.empty(nbl, dtype=np.float32)]
     state = np.array([n, 0, 0, 0], dtype=np.int64)
     stopped = None
-    timed = ctx is not None and ctx.limited
+    timed = ctx is not None and ctx.deadline.limited
     chunk = 16 if timed else n + 1
     import time
 
