@@ -33,8 +33,8 @@ MDAV: O(n^2 d / k) in all) plus the extension, which needs the distance of candi
 records to every member: O(n^2 d) in the worst case (scattered data in many dimensions),
 much less where the triangle inequality rules most records out. Memory O(n d): no n x n
 matrix (products are taken in blocks of at most about 2**22 numbers). Distances are
-computed fast as ``|x|^2 - 2 x.y + |y|^2`` (BLAS; with numba, the float32 screening passes
-of :mod:`._mdav_numba`, see :func:`_screened_labels`) and every decision is re-made with exact
+computed fast as ``|x|^2 - 2 x.y + |y|^2`` (BLAS; with numba, the whole group loop is compiled
+in :mod:`._vmdav_numba` with float32 screening passes, see :func:`_screened_labels`) and every decision is re-made with exact
 direct differences on the records within twice the rounding-error bound of the best, so
 the result equals an exhaustive exact computation (exact duplicates are at distance
 exactly 0; ties are broken as documented above).
@@ -241,7 +241,10 @@ def _screening_kernels(Z):
     if Z.size >= _COMPILED_MIN_WORK:
         return nb
     try:
-        return nb if nb.screen_from.signatures or bool(nb.screen_from._cache._cache_file._load_index()) else None
+        from . import _vmdav_numba as vnb
+
+        rounds = vnb.vmdav_rounds
+        return nb if rounds.signatures or bool(rounds._cache._cache_file._load_index()) else None
     except Exception:  # pragma: no cover
         return None
 
@@ -291,7 +294,7 @@ def _screened_labels(nb, Z, k, gamma, ctx):
 
 
 def _screened_labels_py(nb, Z, k, gamma, ctx):
-    """V-MDAV with the remaining records screened in float32 by the compiled passes of
+    """(Before the compiled rounds; kept as a reference for them.) V-MDAV with the remaining records screened in float32 by the compiled passes of
     :mod:`._mdav_numba` (one pass from each seed, one from each extension candidate
     ``e_min``); every decision is then made, as in the numpy rounds, on exact direct
     differences of the records the screening cannot rule out:

@@ -12,16 +12,25 @@ group costs no Python calls. Every decision is the one of the numpy rounds
   k-th smallest, the removal by swapping); only the records the screening cannot rule out
   are measured exactly, and the tie rules read record indices, never slots.
 
-Extension step (e_min, the unassigned record nearest to the group): the candidates are
-the records within ``U + rad`` of the seed (U: an upper bound of d_in; rad: the group's
-radius around the seed), as in the Python rounds. Their screened group distance is taken
-member by member, the seed's from the seed pass that is already there, and a candidate is
-dropped as soon as one member's value already puts it within the current best (it cannot
-be ruled out, so it stays) -- no: every candidate gets its least value over the members
-(exact e_min needs it), but the members are taken nearest-first and a candidate whose
-lower bound ``(d(x, seed) - rad)^2`` exceeds the best found so far plus the screening
-slack is skipped without any member pass. Candidates are visited in ascending distance to
-the seed, so the best value falls to about d_in early.
+Per group: one screened pass from the seed; the k nearest are taken from the records up to
+the (k+8)-th smallest screened value (a superset of those the k nearest need, so the same k
+by (exact value, record)), and the records of that set not taken are the "few" that bound
+the extension:
+
+* U, the least exact distance from the group to a few, is >= d_in; e_min lies within
+  ``U + rad`` of the seed (rad: the group's radius around the seed), so only those records
+  are candidates. Their screened distance to the seed is the seed pass itself; to the other
+  members, one vectorized pass over the gathered candidates. The candidates within 2E of
+  the best screened value are measured exactly: e_min and d_in.
+* The least exact distance from e_min to a few other than itself bounds d_out from above:
+  when even that bound fails ``d_in < gamma d_out``, the group stops (the exact test would
+  fail too). Otherwise d_out is the least exact distance to the records within
+  ``d(e_min, seed) + bound`` of the seed (its nearest other record is among them), with no
+  screened pass.
+
+Measured at 10^5 x 10 (Gaussian, k = 5): 7.0 s against 11.1 s for the Python-driven rounds
+(``benchmarks/results/mdav_scale.md``); at 3 x 10^4, 0.85 s of CPU of which the seed passes
+alone (gamma = 0) take 0.39 s.
 """
 
 from __future__ import annotations
