@@ -418,7 +418,7 @@ def test_compiled_exact_distance_is_einsums_bit_for_bit():
 
     rng = np.random.default_rng(3)
     for d in range(1, 25):
-        A = rng.normal(size=(200, d)) * rng.uniform(0.1, 10.0, size=d)
+        A = rng.normal(size=(50, d)) * rng.uniform(0.1, 10.0, size=d)
         B = rng.normal(size=(1, d))
         ref = np.einsum("ij,ij->i", A - B[0], A - B[0])
         got = np.array([_sqd(A, i, B, 0) for i in range(len(A))])
@@ -426,7 +426,7 @@ def test_compiled_exact_distance_is_einsums_bit_for_bit():
 
 
 @_needs_numba
-@pytest.mark.parametrize("dataset", ["tarragona", "census"])
+@pytest.mark.parametrize("dataset", ["tarragona"])
 def test_compiled_rounds_equal_numpy_rounds_on_casc(casc, dataset):
     nb = _mdav_mod._kernels()
     Z = np.ascontiguousarray(zscore(casc(dataset).to_numpy(dtype=float)))
