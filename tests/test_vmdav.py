@@ -409,3 +409,29 @@ def test_screened_path_stops_extending_at_the_deadline():
     labels, info = _vmdav_mod._screened_labels(nb, Z, 3, 1.1, Context(time_limit=0.0))
     assert info["stopped_extending"] == 0
     np.testing.assert_array_equal(labels, vmdav_labels(Z, 3, gamma=0.0)[0])
+
+
+@_needs_numba
+def test_compiled_exact_distance_is_einsums_bit_for_bit():
+    """The compiled rounds' exact distances are numpy's einsum values (same summation order)."""
+    from pysdcmicro.constructive._vmdav_numba import _sqd
+
+    rng = np.random.default_rng(3)
+    for d in range(1, 25):
+        A = rng.normal(size=(50, d)) * rng.uniform(0.1, 10.0, size=d)
+        B = rng.normal(size=(1, d))
+        ref = np.einsum("ij,ij->i", A - B[0], A - B[0])
+        got = np.array([_sqd(A, i, B, 0) for i in range(len(A))])
+        assert np.array_equal(got, ref), d
+
+
+@_needs_numba
+@pytest.mark.parametrize("dataset", ["tarragona"])
+def test_compiled_rounds_equal_numpy_rounds_on_casc(casc, dataset):
+    nb = _mdav_mod._kernels()
+    Z = np.ascontiguousarray(zscore(casc(dataset).to_numpy(dtype=float)))
+    for k, gamma in [(3, 0.2), (5, 0.5), (4, 1.1)]:
+        a = _vmdav_mod._screened_labels(nb, Z, k, gamma, None)
+        b = _vmdav_mod._numpy_labels(Z, k, gamma, None)
+        np.testing.assert_array_equal(a[0], b[0])
+        assert a[1] == b[1]

@@ -409,18 +409,7 @@ def mdav_rounds(X, norms, XT32, n32, scale2, E, k, labels, stop_flag):
 
 
 # --------------------------------------------------------------------------- V-MDAV helpers
-# V-MDAV (:mod:`._vmdav`) keeps its decisions in numpy (exact direct differences, as before);
-# these screen the remaining records in float32 so that only the few that can matter reach them.
-
-
-@njit(cache=True, nogil=True)
-def screen_from(XT32, n32, m, rec_slot, a32, vals, bmin, bmax):
-    """:func:`_screen` from the record in slot ``rec_slot`` (its float32 copy)."""
-    d = XT32.shape[0]
-    y32 = np.empty(d, dtype=np.float32)
-    for t in range(d):
-        y32[t] = XT32[t, rec_slot]
-    return _screen(XT32, n32, m, y32, a32, vals, bmin, bmax)
+# Used by the compiled V-MDAV rounds (:mod:`._vmdav_numba`).
 
 
 @njit(cache=True, nogil=True)
@@ -448,44 +437,10 @@ def kth_smallest(vals, bmin, nb, m, k, E2):
 
 
 @njit(cache=True, nogil=True)
-def records_at_most(vals, bmin, nb, m, lim, act):
-    """Records (not slots) whose value is <= lim, ascending."""
-    out = np.empty(m, dtype=np.int64)
-    c = 0
-    for b in range(nb):
-        if bmin[b] > lim:
-            continue
-        for a in range(b * _B, min(b * _B + _B, m)):
-            if vals[a] <= lim:
-                out[c] = act[a]
-                c += 1
-    res = out[:c].copy()
-    res.sort()
-    return res
-
-
-@njit(cache=True, nogil=True)
-def remove_records(recs, act, slot, XT32, n32, m):
-    """Free the slots of records ``recs`` (the last remaining record moves in). Returns m."""
-    for q in range(recs.size):
-        i = recs[q]
-        a = slot[i]
-        last = m - 1
-        j = act[last]
-        act[a] = j
-        slot[j] = a
-        n32[a] = n32[last]
-        for t in range(XT32.shape[0]):
-            XT32[t, a] = XT32[t, last]
-        slot[i] = -1
-        m -= 1
-    return m
-
-
-@njit(cache=True, nogil=True)
 def remove_records_tracked(recs, act, slot, XT32, n32, m, vals, bmin):
-    """:func:`remove_records`, the screened values ``vals`` moving with their records (each
-    block's least value ``bmin`` stays a lower bound)."""
+    """Free the slots of records ``recs`` (the last remaining record moves in), the screened
+    values ``vals`` moving with their records (each block's least value ``bmin`` stays a lower
+    bound). Returns the new number of remaining records."""
     for q in range(recs.size):
         i = recs[q]
         a = slot[i]
@@ -529,44 +484,3 @@ def _group_block(XT32, n32, b0, L, Y32, yy32, out, o):
         for a in range(L):
             v = nn[a] - two * o[a] + yj
             out[a] = min(out[a], v)
-
-
-@njit(cache=True, nogil=True)
-def nearest_to_group(XT32, n32, m, vals, bmin, nb, lim, Y32, yy32, act, E2):
-    """Among the slots whose value is <= lim, the records whose least screened value to the
-    group (rows of Y32) is within E2 of the smallest such value; ascending. The candidates
-    are gathered first (about a third of the records in 10 dimensions), then measured
-    against every member with vectorized loops."""
-    d = XT32.shape[0]
-    cs = np.empty(m, dtype=np.int64)
-    c = 0
-    for b in range(nb):
-        if bmin[b] > lim:
-            continue
-        for a in range(b * _B, min(b * _B + _B, m)):
-            if vals[a] <= lim:
-                cs[c] = a
-                c += 1
-    G = np.empty((d, c), dtype=np.float32)
-    gn = np.empty(c, dtype=np.float32)
-    for q in range(c):
-        a = cs[q]
-        gn[q] = n32[a]
-        for t in range(d):
-            G[t, q] = XT32[t, a]
-    cv = np.empty(c, dtype=np.float32)
-    o = np.empty(c, dtype=np.float32)
-    _group_block(G, gn, 0, c, Y32, yy32, cv, o)
-    best = np.inf
-    for q in range(c):
-        if cv[q] < best:
-            best = np.float64(cv[q])
-    res = np.empty(c, dtype=np.int64)
-    w = 0
-    for q in range(c):
-        if cv[q] <= best + E2:
-            res[w] = act[cs[q]]
-            w += 1
-    res = res[:w].copy()
-    res.sort()
-    return res

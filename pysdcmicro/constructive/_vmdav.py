@@ -33,8 +33,8 @@ MDAV: O(n^2 d / k) in all) plus the extension, which needs the distance of candi
 records to every member: O(n^2 d) in the worst case (scattered data in many dimensions),
 much less where the triangle inequality rules most records out. Memory O(n d): no n x n
 matrix (products are taken in blocks of at most about 2**22 numbers). Distances are
-computed fast as ``|x|^2 - 2 x.y + |y|^2`` (BLAS; with numba, the float32 screening passes
-of :mod:`._mdav_numba`, see :func:`_screened_labels`) and every decision is re-made with exact
+computed fast as ``|x|^2 - 2 x.y + |y|^2`` (BLAS; with numba, the whole group loop is compiled
+in :mod:`._vmdav_numba` with float32 screening passes, see :func:`_screened_labels`) and every decision is re-made with exact
 direct differences on the records within twice the rounding-error bound of the best, so
 the result equals an exhaustive exact computation (exact duplicates are at distance
 exactly 0; ties are broken as documented above).
@@ -241,27 +241,21 @@ def _screening_kernels(Z):
     if Z.size >= _COMPILED_MIN_WORK:
         return nb
     try:
-        return nb if nb.screen_from.signatures or bool(nb.screen_from._cache._cache_file._load_index()) else None
+        from . import _vmdav_numba as vnb
+
+        rounds = vnb.vmdav_rounds
+        return nb if rounds.signatures or bool(rounds._cache._cache_file._load_index()) else None
     except Exception:  # pragma: no cover
         return None
 
 
 def _screened_labels(nb, Z, k, gamma, ctx):
-    """V-MDAV with the remaining records screened in float32 by the compiled passes of
-    :mod:`._mdav_numba` (one pass from each seed, one from each extension candidate
-    ``e_min``); every decision is then made, as in the numpy rounds, on exact direct
-    differences of the records the screening cannot rule out:
+    """The compiled V-MDAV rounds (:mod:`._vmdav_numba`): the groups of
+    the numpy rounds (:func:`_numpy_labels`), bit for bit, with no Python call
+    per group. With a time limit the rounds run in chunks of groups (about 50 ms each) and
+    the deadline is read between chunks; after it, no group is extended."""
+    from . import _vmdav_numba as vnb
 
-    * the k nearest: records within 2E of the k-th smallest screened value;
-    * ``e_min`` (nearest unassigned record to the group): it lies within ``U + rad`` of the
-      seed (U: distance from the seed to its nearest unassigned record, a bound on the
-      group distance of e_min; rad: the group's radius around the seed), so only records
-      whose screened distance to the seed allows that are measured against every member;
-    * ``d_out`` (from e_min to its nearest other unassigned record): records within 2E of
-      the smallest screened value of a pass from e_min.
-
-    E bounds |screened - exact| for any pair (see :mod:`._mdav_numba`), so the result is that
-    of an exhaustive exact computation: the numpy rounds' groups, ties included."""
     n, d = Z.shape
     labels = np.full(n, -1, dtype=np.int64)
     centre = Z.mean(axis=0)
@@ -269,95 +263,34 @@ def _screened_labels(nb, Z, k, gamma, ctx):
     seeds = np.lexsort((np.arange(n), -far))
     extend = gamma > 0
     g2 = float(gamma) * float(gamma)
-    X, _, XT32, n32, scale2, E = nb.prepare(Z)
-    E2 = 2.0 * E
+    X, sqn, XT32, n32, scale2, E = nb.prepare(Z)
     act = np.arange(n)
     slot = np.arange(n)
-    vals = np.empty(n, dtype=np.float32)
     nbl = max(1, (n + 255) // 256)
-    bmin = np.empty(nbl, dtype=np.float32)
-    bmax = np.empty(nbl, dtype=np.float32)
-    vals2 = np.empty(n, dtype=np.float32)
-    bmin2 = np.empty(nbl, dtype=np.float32)
-    bmax2 = np.empty(nbl, dtype=np.float32)
-    sq = X * X
-    m = n
-    g = 0
-    ptr = 0
-    extended = 0
+    bufs = [np.empty(n, dtype=np.float32), np.empty(nbl, dtype=np.float32), np.empty(nbl, dtype=np.float32),
+            np.empty(n, dtype=np.float32), np.empty(nbl, dtype=np.float32), np.empty(nbl, dtype=np.float32)]
+    state = np.array([n, 0, 0, 0], dtype=np.int64)
     stopped = None
-    slack = 1.0 + 1e-6
-    while m >= k:
-        while labels[seeds[ptr]] >= 0:
-            ptr += 1
-        e = int(seeds[ptr])
-        x = X[e]
-        xx = float(sq[e].sum())
-        nbk = nb.screen_from(XT32, n32, m, slot[e], np.float32(xx * scale2), vals, bmin, bmax)
-        kth = nb.kth_smallest(vals, bmin, nbk, m, k, E2)
-        cand = nb.records_at_most(vals, bmin, nbk, m, kth + E2, act)
-        exact = _sqdist(X[cand], x)
-        exact[cand == e] = -1.0  # the seed belongs to its own group even among duplicates
-        first = np.lexsort((cand, exact))[:k]
-        sel = cand[first]
-        labels[sel] = g
-        m = nb.remove_records_tracked(sel, act, slot, XT32, n32, m, vals, bmin)  # seed-pass values follow
-        if extend and ctx is not None and ctx.expired():
+    timed = ctx is not None and ctx.deadline.limited
+    chunk = 16 if timed else n + 1
+    import time
+
+    while state[0] >= k:
+        if extend and timed and ctx.expired():
             extend = False
-            stopped = g
-        if extend and m > 0:
-            members = sel
-            rad = float(np.sqrt(max(float(exact[first].max()), 0.0)))   # data units
-            while members.size < 2 * k - 1 and m > 0:
-                # e_min lies within U + rad of the seed, U: the distance from the group to any
-                # unassigned record (here the least over the few nearest the seed), rad: the
-                # group's radius around the seed. Screened values of the seed pass; the slots
-                # of records removed since are past the first m.
-                nbm = (m + 255) // 256
-                few = nb.records_at_most(vals, bmin, nbm, m, nb.kth_smallest(vals, bmin, nbm, m, min(m, 8), E2),
-                                         act)
-                U = float(np.sqrt(_sqdist_to_set(X[few], X[members]).min())) * slack
-                lim = ((U + rad) * slack) ** 2 * scale2 + E
-                Y = X[members] * np.sqrt(scale2)
-                near = nb.nearest_to_group(XT32, n32, m, vals, bmin, nbm, lim, Y.astype(np.float32),
-                                           (sq[members].sum(axis=1) * scale2).astype(np.float32), act, E2)
-                exact_in = _sqdist_to_set(X[near], X[members])
-                jn = _lowest_of_min(exact_in, near)
-                j = int(near[jn])
-                d_in2 = float(exact_in[jn])
-                # d_out: from e_min to its nearest other unassigned record. First an upper
-                # bound from the few records nearest the seed: when even it fails the test
-                # (d_in >= gamma * bound >= gamma * d_out), the group stops without a pass.
-                if m > 1:
-                    few = few[few != j]
-                    if few.size and not d_in2 < g2 * float(_sqdist(X[few], X[j]).min()):
-                        break
-                if m > 1:
-                    jj = int(slot[j])
-                    nb2 = nb.screen_from(XT32, n32, m, jj, np.float32(float(sq[j].sum()) * scale2),
-                                         vals2, bmin2, bmax2)
-                    vals2[jj] = np.inf
-                    b0 = jj // 256
-                    bmin2[b0] = vals2[b0 * 256:min(m, b0 * 256 + 256)].min()
-                    best = float(vals2[:m].min())
-                    close = nb.records_at_most(vals2, bmin2, nb2, m, best + E2, act)
-                    close = close[close != j]
-                    d_out2 = float(_sqdist(X[close], X[j]).min())
-                else:
-                    d_out2 = np.inf
-                if not d_in2 < g2 * d_out2:
-                    break
-                labels[j] = g
-                members = np.append(members, j)
-                rad = max(rad, float(np.sqrt(float(_sqdist(X[j:j + 1], x)[0]))))
-                m = nb.remove_records_tracked(np.array([j]), act, slot, XT32, n32, m, vals, bmin)
-            if members.size > k:
-                extended += 1
-        g += 1
+            stopped = int(state[1])
+        t0 = time.perf_counter()
+        vnb.vmdav_rounds(X, sqn, XT32, n32, scale2, E, k, g2, extend, seeds, labels, act, slot, state,
+                         *bufs, chunk)
+        if timed:
+            spent = time.perf_counter() - t0
+            chunk = max(1, min(4 * chunk, int(chunk * 0.05 / spent) if spent > 0 else 4 * chunk))
+    m = int(state[0])
+    g = int(state[1])
     left = 0
     if m:
         left = _join_left_overs(Z, labels, np.sort(act[:m]), g)
-    return labels, {"extended_groups": extended, "left_over": left, "stopped_extending": stopped}
+    return labels, {"extended_groups": int(state[3]), "left_over": left, "stopped_extending": stopped}
 
 
 def _extend(R, norms, de, rad2, sel, alive, labels, idx, g, k, g2, tol) -> int:
