@@ -23,6 +23,7 @@ Three tools live here:
 from __future__ import annotations
 
 import math
+import sys
 
 import numpy as np
 
@@ -122,14 +123,16 @@ def _candidate_block(Z: np.ndarray, nbr_idx: np.ndarray) -> np.ndarray:
 
 def heuristic_pricing(Z: np.ndarray, nbr_idx: np.ndarray, pi: np.ndarray, k: int, *,
                       seeds: np.ndarray | None = None, swap_rounds: int = 3,
-                      tol: float = 1e-9) -> list[tuple[np.ndarray, float]]:
+                      tol: float = 1e-9, deadline=None) -> list[tuple[np.ndarray, float]]:
     """Negative reduced-cost groups found greedily around each seed record.
 
     For each seed, its ``L`` nearest records are the candidates; starting from the seed,
     the candidate that least increases ``rc`` is added until ``2k-1`` records, and the group
     at every size ``s`` in ``k..2k-1`` is then improved by best-improvement swaps (one
     member out, one candidate in) for up to ``swap_rounds`` rounds. Returns
-    ``(rows, rc)`` for every distinct group with ``rc < -tol``, best first.
+    ``(rows, rc)`` for every distinct group with ``rc < -tol``, best first. With a
+    ``deadline``, seeds are taken in blocks and the blocks left when it expires are skipped
+    (a heuristic: fewer columns, nothing to prove).
 
     Time O(n L^2 (d + k)) per call; memory O(block L^2).
     """
@@ -140,7 +143,11 @@ def heuristic_pricing(Z: np.ndarray, nbr_idx: np.ndarray, pi: np.ndarray, k: int
         seeds = np.arange(n)
     found: dict[bytes, tuple[np.ndarray, float]] = {}
     step = max(1, (_BLOCK_ELEMS // 4) // (L * L))
+    if deadline is not None:
+        step = max(1, min(step, 64))  # a block of 64 seeds: well under a second at k = 10
     for start in range(0, seeds.size, step):
+        if deadline is not None and start > 0 and deadline.expired():
+            break
         sb = seeds[start:start + step]
         cand = nbr_idx[sb]  # (b, L) candidate record ids, seed first
         D = _candidate_block(Z, cand)
@@ -693,6 +700,7 @@ _KERNEL: list = []
 #: cannot be interrupted, so a short time-limited run (decomposition's subsets, auto's
 #: worker) would overrun its limit by that much; it uses the numpy search instead.
 COMPILE_MIN_SECONDS = 120.0
+IMPORT_MIN_SECONDS = 10.0
 
 
 def _warm(fn) -> bool:
@@ -708,8 +716,12 @@ def _warm(fn) -> bool:
 def _bb_kernel(points: bool = False, deadline=None):
     """The compiled branch and bound (:mod:`._bb_numba`; ``points``: the variant computing
     distances from the points), or None without numba, or when it still needs compiling and
-    ``deadline`` leaves less than :data:`COMPILE_MIN_SECONDS`."""
+    ``deadline`` leaves less than :data:`COMPILE_MIN_SECONDS` (or numba is not imported yet
+    and it leaves less than :data:`IMPORT_MIN_SECONDS`: the import costs about a second of
+    CPU that no deadline can interrupt, a minute of wall time on a starved core)."""
     if not _KERNEL:
+        if deadline is not None and "numba" not in sys.modules and deadline.remaining() < IMPORT_MIN_SECONDS:
+            return None
         try:
             from . import _bb_numba
 
@@ -961,8 +973,16 @@ def record_lagrangian(Z: np.ndarray, nbr_dist: np.ndarray, pi: np.ndarray, k: in
     rate = [200_000.0]
     for i in range(n):
         if deadline is not None and deadline.expired():
-            # Not reached: the per-record sorted-distance relaxation (valid, weak).
+            # Records not reached: the neighbour bound of every one at once (O(n k) in all,
+            # where the per-record relaxation below costs O(n (d + k log n)) EACH: on full
+            # EIA at k = 10 finishing the pass that way took seconds of CPU past the
+            # deadline, minutes of wall time on a starved core).
             complete = False
+            rest = np.arange(i, n)
+            m[rest] = _neighbour_ratio(cums, pi, k, rest)
+            if floor is not None:
+                m[rest] = np.maximum(m[rest], floor)
+            break
         Di = np.maximum(norms[i] - 2.0 * (Z @ Z[i]) + norms, 0.0)
         Di[i] = np.inf
         ordD = np.argsort(Di, kind="stable")
@@ -1048,6 +1068,21 @@ def record_lagrangian(Z: np.ndarray, nbr_dist: np.ndarray, pi: np.ndarray, k: in
     bound -= 1e-9 * (float(np.abs(pi).sum()) + float(np.abs(m).sum()) + 1.0)
     return {"bound": bound, "m": m, "groups": groups, "ratio": ratio, "complete": complete,
             "nodes": nodes}
+
+
+def _neighbour_ratio(cums: np.ndarray, pi: np.ndarray, k: int, rows: np.ndarray) -> np.ndarray:
+    """A lower bound on ``rc(C)/|C|`` over the groups ``C`` containing each record of
+    ``rows``: ``min_s (b_i(s) + B_{s-1}(s)) / s`` with ``b_j(s) = a_j(s)/(2s) - pi_j`` (each
+    member's share of ``rc(C)`` is at least its ``b_j(s)``, see :func:`record_bounds`) and
+    ``B_{s-1}(s)`` the sum of the ``s-1`` smallest ``b_j(s)`` over all records (at most the
+    other members' sum). O(n k) for all rows at once."""
+    n = cums.shape[0]
+    out = np.full(rows.size, np.inf)
+    for s in range(k, min(2 * k - 1, n) + 1):
+        b = cums[:, s - 1] / (2.0 * s) - pi
+        others = float(np.partition(b, s - 2)[: s - 1].sum()) if s >= 2 else 0.0
+        out = np.minimum(out, (b[rows] + others) / s)
+    return out
 
 
 def record_supergradient(groups: list, n: int) -> np.ndarray:
