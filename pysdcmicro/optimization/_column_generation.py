@@ -980,9 +980,9 @@ def column_generation(X, k, *, variables=None, scaling="standardize", improve=No
         ``ascent_steps`` (at most this many steps; default 50 under a time limit, else 0 = no
         ascent; 0 too when called with seeds, as decomposition and auto do), ``ascent_nodes`` (node budget of each branch and bound in it, default 200) and
         ``ascent_switch`` (default 0.25: when the ascent is on and, after this share of the
-        loop's time, no bound has risen above the neighbour point, the loop stops and the
-        ascent gets the rest of the loop's time and the bound search's, the search being
-        skipped; 1 = never switch).
+        loop's time, no exact pricing round has priced every size to a proof, the loop stops
+        and the ascent gets the rest of the loop's time and the bound search's, the search
+        being skipped; 1 = never switch).
 
     Returns
     -------
