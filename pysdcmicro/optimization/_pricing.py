@@ -696,7 +696,7 @@ def enumerate_below(Z: np.ndarray, nbr_dist: np.ndarray, pi: np.ndarray, k: int,
 _KERNEL: list = []
 #: Nodes per wall second of the compiled search, shared by every call in the process (a fresh
 #: estimate per call started each one at the quiet-machine rate); see :func:`_run_kernel`.
-_RATE: list = [200_000.0]
+_RATE: list = [200_000.0, False]  # (nodes per second, measured yet)
 #: A kernel that is not compiled yet (not in this process, no current numba disk cache) is
 #: compiled only when the deadline leaves at least this many seconds: compiling
 #: ``bb_anchor_points`` took 28 s of wall time on the 2-core machine (``bb_anchor`` 5 s) and
@@ -751,18 +751,27 @@ def _run_kernel(kernel, X: np.ndarray, pis: np.ndarray, A: np.ndarray, s: int, *
         rem = deadline.remaining()
         if math.isfinite(rem):
             limit = min(limit, max(1000, int(rem * rate[0])))
+            if len(rate) > 1 and not rate[1]:
+                # Not measured yet in this process: a first budget of 20,000 nodes measures
+                # the rate (the quiet-machine guess, 200,000 per second, gave a search 10 s
+                # past its deadline at a tenth of a core).
+                limit = min(limit, 20_000)
+    loaded = bool(getattr(kernel, "signatures", True))  # else this call compiles or loads it
     t0 = time.perf_counter()
     value, complete, nodes, fval, fpos, nf = kernel(np.ascontiguousarray(X, dtype=np.float64),
                                                     np.ascontiguousarray(pis, dtype=np.float64), s,
                                                     np.ascontiguousarray(A, dtype=np.float64),
                                                     float(best), int(limit), int(keep))
     dt = time.perf_counter() - t0
-    if nodes >= 20_000 and dt > 0:
+    if nodes >= 20_000 and dt > 0 and loaded:
         # Down at once, up slowly: on a starved core the wall rate falls twentyfold, and a
         # budget from the quiet-machine rate ran a bound search 197 s past its deadline
         # (full EIA, k = 10, nice 19 at load 11).
         measured = nodes / dt
-        rate[0] = measured if measured < rate[0] else 0.8 * rate[0] + 0.2 * measured
+        first = len(rate) > 1 and not rate[1]
+        rate[0] = measured if (first or measured < rate[0]) else 0.8 * rate[0] + 0.2 * measured
+        if len(rate) > 1:
+            rate[1] = True
     return float(value), bool(complete), int(nodes), [(fpos[j, :s - 1], float(fval[j])) for j in range(nf)]
 
 
