@@ -449,8 +449,10 @@ def solve_column_generation(Z: np.ndarray, k: int, ctx: Context, *,
                     bounds.setdefault(s, rec_p[s])  # sizes not reached: the per-record bound
                 lb_p = _safe(lagrangian_bound(price, bounds, n), price)
                 lb_p_filter = _safe(lagrangian_bound(price, _clip(bounds), n), price)
-                if anchor_vals:
-                    # Each anchor charged once (sizes not priced this round: their relaxation).
+                missing = len(anchor_vals) < min(2 * k - 1, n) - k + 1
+                if anchor_vals and not (missing and cg_ctx.expired()):
+                    # Each anchor charged once (sizes not priced this round: their relaxation,
+                    # an O(n^2 d) pass per size: skipped once the time is up).
                     for s in range(k, min(2 * k - 1, n) + 1):
                         if s not in anchor_vals:
                             anchor_vals[s] = anchor_relaxation(Z, nbr_dist, price, s)[0]
@@ -698,6 +700,12 @@ def _centre_search(Z: np.ndarray, nbr_dist: np.ndarray, k: int, centre: np.ndarr
             vals[s] = res["anchor_values"]
             clean = clean and res["proven"] and not res["columns"]
             columns.extend(res["columns"])
+        if len(vals) < len(sizes) and deadline.expired():
+            # Cut short at the end of the search's time: the sizes not priced would need
+            # their relaxation, an O(n^2 d) pass each without a deadline (10 s past it at a
+            # tenth of a core on Tarragona, k = 10), for a step bound that is rarely the best.
+            steps.append((lam, None, False))
+            break
         for s in sizes:
             if s not in vals:
                 vals[s] = anchor_relaxation(Z, nbr_dist, p, s)[0]
