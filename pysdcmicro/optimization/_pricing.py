@@ -735,6 +735,11 @@ def _bb_kernel(points: bool = False, deadline=None):
     if kernel is not None and deadline is not None and deadline.remaining() < COMPILE_MIN_SECONDS \
             and not _warm(kernel):
         return None
+    if kernel is not None and deadline is not None and not kernel.signatures \
+            and deadline.remaining() < IMPORT_MIN_SECONDS:
+        # Cached on disk but not loaded in this process: loading costs about a second of CPU
+        # that no deadline can interrupt (a starved bound search ran 11 s past its deadline).
+        return None
     return kernel
 
 
