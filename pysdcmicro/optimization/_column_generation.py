@@ -700,12 +700,14 @@ def _centre_search(Z: np.ndarray, nbr_dist: np.ndarray, k: int, centre: np.ndarr
             vals[s] = res["anchor_values"]
             clean = clean and res["proven"] and not res["columns"]
             columns.extend(res["columns"])
-        if len(vals) < len(sizes) and deadline.expired():
-            # Cut short at the end of the search's time: the sizes not priced would need
-            # their relaxation, an O(n^2 d) pass each without a deadline (10 s past it at a
-            # tenth of a core on Tarragona, k = 10), for a step bound that is rarely the best.
+        if len(vals) < len(sizes):
+            # Cut short by the step's time: the sizes not priced would need their
+            # relaxation, an O(n^2 d) pass each without a deadline (10 s past the search's
+            # deadline at a tenth of a core on Tarragona, k = 10), for a step bound that is
+            # rarely the best: no bound from this step; a shorter step next.
             steps.append((lam, None, False))
-            break
+            lam /= 2.0
+            continue
         for s in sizes:
             if s not in vals:
                 vals[s] = anchor_relaxation(Z, nbr_dist, p, s)[0]
