@@ -1053,6 +1053,9 @@ def record_lagrangian(Z: np.ndarray, nbr_dist: np.ndarray, pi: np.ndarray, k: in
             for s in sorted(sizes, key=lambda t: relax[t]):
                 if relax[s] / s >= r:
                     continue
+                if deadline is not None and deadline.expired():
+                    finished = False  # one search per check (the numpy search on all the
+                    break  # records costs O(n^2 d): seconds past the deadline when starved)
                 e = es[s]
                 thr = s * r
                 if s >= 3:
