@@ -698,3 +698,81 @@ def test_engine_reports_the_record_ascent_bound_when_the_lp_is_not_solved():
     assert sol.lower_bound <= opt + 1e-9
     assert sol.info["bound_source"] in ("Lagrangian (truncated pricing, record ascent)",
                                         "Lagrangian (master duals)", "neighbour")
+
+
+class _CountingClock:
+    """A deterministic clock: every read advances it by ``step`` (work measured in clock
+    reads, never in wall time)."""
+
+    def __init__(self, step=1.0):
+        self.t, self.step, self.reads = 0.0, step, 0
+
+    def __call__(self):
+        self.reads += 1
+        self.t += self.step
+        return self.t
+
+
+@pytest.mark.parametrize("seed", range(2))
+def test_record_lagrangian_stops_at_its_deadline_and_stays_valid(seed):
+    """Once the deadline has expired the records not reached get the O(n k) neighbour ratio
+    in one pass (the clock is read once more, not once per record as before, when each of them
+    still paid its own relaxation), and the bound stays below the brute-force optimum."""
+    from pysdcmicro._context import Deadline
+    from pysdcmicro.optimization._pricing import _neighbour_ratio, record_lagrangian
+
+    X, k = _instance(1300 + seed, n=10)
+    Z = zscore(X)
+    n = Z.shape[0]
+    opt, _ = brute_force_optimum(Z, k)
+    _, dist = neighbours(Z, n)
+    pi = np.random.default_rng(seed).normal(scale=0.5, size=n) + opt / n
+    exact = _min_ratio_by_record(Z, pi, k)
+    np.testing.assert_array_less(_neighbour_ratio(np.cumsum(dist, axis=1), pi, k, np.arange(n)), exact + 1e-9)
+    clock = _CountingClock()
+    deadline = Deadline(3.0, clock=clock)  # expired from the third read on
+    res = record_lagrangian(Z, dist, pi, k, node_limit=10**6, deadline=deadline)
+    assert clock.reads <= 5 and not res["complete"]
+    assert np.all(res["m"] <= exact + 1e-9) and res["bound"] <= opt + 1e-9
+
+
+def test_heuristic_pricing_skips_the_blocks_left_at_its_deadline():
+    from pysdcmicro._context import Deadline
+
+    Z = zscore(np.random.default_rng(5).normal(size=(150, 2)))
+    idx, _ = neighbours(Z, 12)
+    pi = np.full(150, 2.0)
+    late = heuristic_pricing(Z, idx, pi, 3, deadline=Deadline(0.0))
+    first = heuristic_pricing(Z, idx, pi, 3, seeds=np.arange(64))
+    assert [r.tolist() for r, _ in late] == [r.tolist() for r, _ in first]
+    assert len(heuristic_pricing(Z, idx, pi, 3)) > len(late)
+
+
+def test_every_step_of_a_limited_run_gets_a_budget_ending_at_the_deadline(monkeypatch):
+    """Spies on the steps of the engine: under a time limit each one (heuristic pricing, the
+    record ascent, the MIP, the seeds' and the final ICSM) receives a deadline no later than
+    the run's, and ``info["phases"]`` lists every phase with one (a deterministic clock)."""
+    from pysdcmicro._context import Deadline
+    from pysdcmicro.optimization import _column_generation as cg
+
+    seen = []
+
+    def spy(fn, name, key):
+        def wrapped(*args, **kwargs):
+            d = kwargs.get(key)
+            seen.append((name, None if d is None else getattr(d, "deadline", d)))
+            return fn(*args, **kwargs)
+        return wrapped
+
+    monkeypatch.setattr(cg, "heuristic_pricing", spy(cg.heuristic_pricing, "heuristic", "deadline"))
+    monkeypatch.setattr(cg, "record_ascent", spy(cg.record_ascent, "ascent", "deadline"))
+    clock = _CountingClock(0.01)
+    root = Deadline(3.0, clock=clock)
+    X, k = _instance(1400, n=40, k=3)
+    sol = solve_column_generation(zscore(X), k, Context(0, _deadline=root), max_iterations=3,
+                                  ascent_switch=0.0, **DET)
+    names = {name for name, _ in seen}
+    assert "heuristic" in names
+    for name, d in seen:
+        assert d is not None and d._end <= root._end, name
+    assert sol.info["phases"] and all(row[3] is not None for row in sol.info["phases"])

@@ -18,6 +18,7 @@ from __future__ import annotations
 
 import math
 import time
+from contextlib import contextmanager
 
 import numpy as np
 
@@ -49,20 +50,24 @@ def optional_spec(kind: str, name: str):
         return None
 
 
-def seed_partitions(Z: np.ndarray, k: int, ctx: Context, *,
-                    heuristic_share: float = 0.1) -> tuple[list[tuple[str, np.ndarray]], list[str]]:
+def seed_partitions(Z: np.ndarray, k: int, ctx: Context, *, heuristic_share: float = 0.1,
+                    phases: _Phases | None = None) -> tuple[list[tuple[str, np.ndarray]], list[str]]:
     """Heuristic k-partitions that seed the column pool: MDAV, optimal runs along the MDAV
     order (Hansen-Mukherjee), V-MDAV, two-swap from the best of them, and ICSM from the
     MDAV as method ``icsm`` runs it (with restarts for ``heuristic_share`` of the time under a time limit,
     one deterministic run without); V-MDAV, two-swap and ICSM when registered."""
     from ..univariate._hansen_mukherjee import optimal_runs
 
+    if phases is None:
+        phases = _Phases(time.monotonic())
     notes = []
     order: list = []
-    labels = mdav_labels(Z, k, order=order)
+    with phases("seed mdav", ctx.deadline):
+        labels = mdav_labels(Z, k, order=order)
     out = [("mdav", labels)]
     try:
-        hm_labels, _ = optimal_runs(Z, np.asarray(order), k)
+        with phases("seed mdav-order runs", ctx.deadline):
+            hm_labels, _ = optimal_runs(Z, np.asarray(order), k)
         out.append(("mdav-order runs", np.asarray(hm_labels)))
     except Exception as exc:  # pragma: no cover - defensive, the seeds are optional
         notes.append(f"optimal runs seed skipped: {exc}")
@@ -70,7 +75,8 @@ def seed_partitions(Z: np.ndarray, k: int, ctx: Context, *,
     if spec is None:
         notes.append("vmdav not available: seeded without it")
     else:
-        sol = spec.core(Z, k, ctx.child(stage="vmdav"))
+        with phases("seed vmdav", ctx.deadline):
+            sol = spec.core(Z, k, ctx.child(stage="vmdav"))
         out.append(("vmdav", np.asarray(sol.labels)))
     # Two-swap from the best seed (at most a tenth of the time): a better incumbent for
     # the MIP, and its groups in the pool (on the 120-s full-set runs of vignette 2,
@@ -81,7 +87,8 @@ def seed_partitions(Z: np.ndarray, k: int, ctx: Context, *,
     if swap is not None:
         start = min(out, key=lambda item: sse(Z, item[1]))[1]
         sub = ctx.child(fraction=0.1, stage="seed two-swap")
-        out.append(("two-swap", np.asarray(swap.core(Z, start, k, sub).labels)))
+        with phases("seed two-swap", sub.deadline):
+            out.append(("two-swap", np.asarray(swap.core(Z, start, k, sub).labels)))
     # ICSM (restarts under a time limit) from MDAV, as method `icsm` runs it: at k >= 5 the
     # MIP over the generated groups returned its two-swap seed, above what ICSM reaches in
     # seconds (issue 14: a 30-s run on Tarragona k = 3 returned 15.04, ICSM gets 14.68 in
@@ -94,14 +101,62 @@ def seed_partitions(Z: np.ndarray, k: int, ctx: Context, *,
         # First ICSM's own run (at most half the time: a 30-s run on Tarragona k = 3 under
         # load gave it 3 s, too few to finish the 16-s run, and returned 14.87 against its
         # 14.68), then restarts for heuristic_share of the time under a time limit.
-        sol = icsm.core(Z, np.asarray(labels), k, ctx.child(fraction=0.5, stage="seed icsm"),
-                        max_restarts=0)
+        sub = ctx.child(fraction=0.5, stage="seed icsm")
+        with phases("seed icsm", sub.deadline):
+            sol = icsm.core(Z, np.asarray(labels), k, sub, max_restarts=0)
         out.append(("icsm", np.asarray(sol.labels)))
         if ctx.deadline.limited and not ctx.expired():
             sub = ctx.child(fraction=heuristic_share, stage="seed icsm restarts")
-            sol = icsm.core(Z, np.asarray(sol.labels), k, sub, max_restarts=None)
+            with phases("seed icsm restarts", sub.deadline):
+                sol = icsm.core(Z, np.asarray(sol.labels), k, sub, max_restarts=None)
             out.append(("icsm-restarts", np.asarray(sol.labels)))
     return out, notes
+
+
+class _Phases:
+    """Phase timestamps of one run, for ``info["phases"]``: per phase ``(name, start, end,
+    deadline)`` in seconds from the start of the run (``deadline`` None when unlimited), and
+    per repeated step (LP solve, pricing) its count, seconds and worst overrun past the
+    deadline it was given. A phase ending after its deadline is an overrun to explain."""
+
+    def __init__(self, started: float):
+        self.started = started
+        self.rows: list = []
+        self.steps: dict = {}
+
+    def _end(self, deadline) -> float | None:
+        if deadline is None:
+            return None
+        rem = deadline.remaining()
+        return None if not math.isfinite(rem) else time.monotonic() + rem
+
+    @contextmanager
+    def __call__(self, name: str, deadline=None):
+        a = time.monotonic()
+        end = self._end(deadline)
+        try:
+            yield
+        finally:
+            b = time.monotonic()
+            self.rows.append((name, round(a - self.started, 3), round(b - self.started, 3),
+                              None if end is None else round(end - self.started, 3)))
+
+    @contextmanager
+    def step(self, name: str, deadline=None):
+        a = time.monotonic()
+        end = self._end(deadline)
+        try:
+            yield
+        finally:
+            b = time.monotonic()
+            row = self.steps.setdefault(name, [0, 0.0, 0.0])
+            row[0] += 1
+            row[1] = round(row[1] + b - a, 3)
+            if end is not None:
+                row[2] = round(max(row[2], b - end), 3)
+
+    def as_info(self) -> dict:
+        return {"phases": self.rows, "steps": {k: tuple(v) for k, v in self.steps.items()}}
 
 
 def _partition_columns(labels: np.ndarray, k: int) -> list[np.ndarray]:
@@ -131,7 +186,7 @@ def solve_column_generation(Z: np.ndarray, k: int, ctx: Context, *,
                             anchor_solver: str = "bb", smoothing: float = 0.0,
                             heuristic_share: float = 0.1, exact_trigger: int | None = None,
                             ascent_share: float = 0.2, ascent_steps: int | None = None,
-                            ascent_nodes: int = 200) -> Solution:
+                            ascent_nodes: int = 200, ascent_switch: float = 0.25) -> Solution:
     """The column-generation engine (see :func:`column_generation`)."""
     n = Z.shape[0]
     started = time.monotonic()
@@ -145,9 +200,18 @@ def solve_column_generation(Z: np.ndarray, k: int, ctx: Context, *,
 
     notes: list[str] = []
     names = None
+    phases = _Phases(started)
+    info["phases"] = phases.rows
+    info["steps"] = phases.steps
     own_seeds = seeds is None  # the standalone method (decomposition passes its own seeds)
+    # Neighbour lists first (O(n^2 d) time, O(n L) memory; 0.1-0.5 s of CPU on the CASC
+    # sets): the neighbour bound then exists before the seeds use any of the time.
+    L = neighbours_count or min(n, max(4 * k + 4, 16))
+    L = max(L, min(n, 2 * k))
+    with phases("neighbours", ctx.deadline):
+        nbr_idx, nbr_dist = neighbours(Z, L)
     if seeds is None:
-        named, notes = seed_partitions(Z, k, ctx, heuristic_share=heuristic_share)
+        named, notes = seed_partitions(Z, k, ctx, heuristic_share=heuristic_share, phases=phases)
         seeds = [lab for _, lab in named]
         names = [name for name, _ in named]
         info["seeds"] = {name: float(sse(Z, lab)) for name, lab in named}
@@ -170,9 +234,6 @@ def solve_column_generation(Z: np.ndarray, k: int, ctx: Context, *,
             if rows.size > 2 * k - 1:
                 pool.add(rows, group_cost(Z, rows))
 
-    L = neighbours_count or min(n, max(4 * k + 4, 16))
-    L = max(L, min(n, 2 * k))
-    nbr_idx, nbr_dist = neighbours(Z, L)
     per_iter = columns_per_iteration or max(50, n)
     if exact_trigger is None:
         exact_trigger = max(10, per_iter // 20)
@@ -199,6 +260,14 @@ def solve_column_generation(Z: np.ndarray, k: int, ctx: Context, *,
         cg_ctx = ctx.child(fraction=(lp_share if mip else 1.0) * (1.0 - reserve))
     else:
         cg_ctx = ctx
+    # The end of the loop's, the bound search's and the ascent's time together (the MIP's
+    # share after it): where a switched ascent may run to.
+    bound_end = ctx.deadline.child(fraction=lp_share if mip else 1.0)
+    ascent_on = bool(exact and ascent_steps and ascent_share > 0)
+    loop_started = time.monotonic()
+    loop_budget = cg_ctx.remaining()
+    switched = False
+    finished_rounds = 0  # exact rounds that priced every size to a proof
 
     # lb_pi: the bound at the current duals; lb_filter: the same with every size bound clipped
     # at 0, so that z(x) >= lb_filter + rc_C for every partition x using column C (hence a
@@ -244,6 +313,18 @@ def solve_column_generation(Z: np.ndarray, k: int, ctx: Context, *,
             status = "limit"
             notes.append("time limit reached during column generation")
             break
+        if ascent_on and it > 0 and not finished_rounds and math.isfinite(loop_budget) \
+                and cg_ctx.remaining() <= (1.0 - ascent_switch) * loop_budget:
+            # Stalled (k = 10 on the full sets: no exact pricing round finishes, so the loop
+            # proves no more than the master duals' cheap bound): the rest of the loop's time,
+            # and the bound search's, go to the record ascent, the one argument that then
+            # proves more. (First tried: "no bound above the neighbour point"; on full Census
+            # and EIA at k = 10 the master duals' bound passed it and the switch never came.)
+            switched = True
+            status = "limit"
+            notes.append(f"no exact pricing round finished in {time.monotonic() - loop_started:.0f} s "
+                         f"of column generation: its remaining time went to the record ascent")
+            break
         it += 1
         rem = cg_ctx.remaining()
         if it == 1:
@@ -253,7 +334,8 @@ def solve_column_generation(Z: np.ndarray, k: int, ctx: Context, *,
             rem = max(rem, 1.0)
         # Limited: on full EIA at k = 10 one GLOP re-solve over a large pool ran past a
         # 600-s limit by minutes.
-        lp = master.solve(time_limit=rem if math.isfinite(rem) else None)
+        with phases.step("master LP", cg_ctx.deadline):
+            lp = master.solve(time_limit=rem if math.isfinite(rem) else None)
         if lp["status"] != "optimal":  # the seeds keep the master feasible: time ran out
             notes.append("time limit reached while solving the master LP" if cg_ctx.expired()
                          else f"master LP failed: {lp.get('message', '')}")
@@ -275,7 +357,8 @@ def solve_column_generation(Z: np.ndarray, k: int, ctx: Context, *,
         # groups of a good partition. Only columns negative at the master's duals change the
         # master; when there are none, exact pricing follows (a mis-pricing is resolved there).
         price_h = pi if smoothing == 0.0 else smoothing * stab_centre + (1.0 - smoothing) * pi
-        cols = heuristic_pricing(Z, nbr_idx, price_h, k)
+        with phases.step("heuristic pricing", cg_ctx.deadline):
+            cols = heuristic_pricing(Z, nbr_idx, price_h, k, deadline=cg_ctx.deadline)
         added = 0
         for rows, _rc in cols[:per_iter]:
             cost = group_cost(Z, rows)
@@ -298,8 +381,9 @@ def solve_column_generation(Z: np.ndarray, k: int, ctx: Context, *,
             if full_rounds is None:
                 from ._pricing import _bb_kernel
 
-                full_rounds = exact_model == "anchored" and anchor_solver == "bb" and \
-                    _bb_kernel(points=True, deadline=cg_ctx.deadline) is not None
+                with phases("pricing kernel (numba import or compile)", cg_ctx.deadline):
+                    full_rounds = exact_model == "anchored" and anchor_solver == "bb" and \
+                        _bb_kernel(points=True, deadline=cg_ctx.deadline) is not None
             alpha = smoothing
             stop_loop = False
             while True:  # exact rounds at this master solution (smoothed duals first)
@@ -320,12 +404,13 @@ def solve_column_generation(Z: np.ndarray, k: int, ctx: Context, *,
                         break
                     tl = None if pricing_deterministic_time is not None else _pricing_limit(cg_ctx, pricing_time)
                     if exact_model == "anchored":
-                        res = anchored_pricing(Z, nbr_dist, price, k, s, deadline=cg_ctx.deadline,
-                                               enumerate_limit=enumerate_anchor,
-                                               time_limit=None if tl is None else min(tl, anchor_time),
-                                               max_found=None if full_rounds else max(10, per_iter // 5),
-                                               deterministic_time=pricing_deterministic_time,
-                                               workers=workers, seed=ctx.seed(), anchor_solver=anchor_solver)
+                        with phases.step("exact pricing (anchored)", cg_ctx.deadline):
+                            res = anchored_pricing(Z, nbr_dist, price, k, s, deadline=cg_ctx.deadline,
+                                                   enumerate_limit=enumerate_anchor,
+                                                   time_limit=None if tl is None else min(tl, anchor_time),
+                                                   max_found=None if full_rounds else max(10, per_iter // 5),
+                                                   deterministic_time=pricing_deterministic_time,
+                                                   workers=workers, seed=ctx.seed(), anchor_solver=anchor_solver)
                         exact_calls += res["cpsat_calls"]
                         bb_nodes += res.get("bb_nodes", 0)
                         found_cols = res["columns"]
@@ -333,9 +418,10 @@ def solve_column_generation(Z: np.ndarray, k: int, ctx: Context, *,
                         info_anchor.append((s, res["anchors"], res["solved"]))
                         anchor_vals[s] = res["anchor_values"]
                     else:
-                        res = exact_pricing(Z, nbr_dist, price, k, s, time_limit=tl,
-                                            deterministic_time=pricing_deterministic_time, workers=workers,
-                                            seed=ctx.seed(), max_records=exact_max_records)
+                        with phases.step("exact pricing (global)", cg_ctx.deadline):
+                            res = exact_pricing(Z, nbr_dist, price, k, s, time_limit=tl,
+                                                deterministic_time=pricing_deterministic_time, workers=workers,
+                                                seed=ctx.seed(), max_records=exact_max_records)
                         exact_calls += 1
                         exact_det += res.get("deterministic_time", 0.0)
                         unproven += 0 if res["proven"] else 1
@@ -363,8 +449,10 @@ def solve_column_generation(Z: np.ndarray, k: int, ctx: Context, *,
                     bounds.setdefault(s, rec_p[s])  # sizes not reached: the per-record bound
                 lb_p = _safe(lagrangian_bound(price, bounds, n), price)
                 lb_p_filter = _safe(lagrangian_bound(price, _clip(bounds), n), price)
-                if anchor_vals:
-                    # Each anchor charged once (sizes not priced this round: their relaxation).
+                missing = len(anchor_vals) < min(2 * k - 1, n) - k + 1
+                if anchor_vals and not (missing and cg_ctx.expired()):
+                    # Each anchor charged once (sizes not priced this round: their relaxation,
+                    # an O(n^2 d) pass per size: skipped once the time is up).
                     for s in range(k, min(2 * k - 1, n) + 1):
                         if s not in anchor_vals:
                             anchor_vals[s] = anchor_relaxation(Z, nbr_dist, price, s)[0]
@@ -381,6 +469,8 @@ def solve_column_generation(Z: np.ndarray, k: int, ctx: Context, *,
                     stab_centre, stab_bound = price, lb_p
                 added = found
                 full_round = found == 0 and len(proven) == min(2 * k - 1, n) - k + 1
+                if len(proven) == min(2 * k - 1, n) - k + 1 and all(proven):
+                    finished_rounds += 1
                 if lp_value is not None and stab_bound >= lp_value - 1e-7 * max(1.0, abs(lp_value)):
                     # The bound reached the LP value: the LP is solved (no column can lower it).
                     converged = True
@@ -439,14 +529,15 @@ def solve_column_generation(Z: np.ndarray, k: int, ctx: Context, *,
             _shrink(pool, master, pi, best_labels, max_columns)
 
     if exact and bound_steps and not converged and pi is not None and not ctx.expired() \
-            and (search_seconds is None or search_seconds > 0):
+            and not switched and (search_seconds is None or search_seconds > 0):
         # Bound search: valid bounds at duals between a dual-feasible centre and the
         # master's duals (whose own exact pricing did not finish); see _centre_search.
         deadline = ctx.deadline.child(search_seconds)
-        found_bound, extra, steps = _centre_search(
-            Z, nbr_dist, k, centre, pi, deadline=deadline, anchor_time=anchor_time,
-            deterministic_time=pricing_deterministic_time, workers=workers, seed=ctx.seed(),
-            max_steps=bound_steps)
+        with phases("bound search", deadline):
+            found_bound, extra, steps = _centre_search(
+                Z, nbr_dist, k, centre, pi, deadline=deadline, anchor_time=anchor_time,
+                deterministic_time=pricing_deterministic_time, workers=workers, seed=ctx.seed(),
+                max_steps=bound_steps)
         info["bound_search"] = steps
         raise_lower(found_bound, "Lagrangian (bound search)")
         for rows, _rc in extra:
@@ -458,9 +549,10 @@ def solve_column_generation(Z: np.ndarray, k: int, ctx: Context, *,
         # (branch and bound per record and size stopped at `ascent_nodes` nodes, bisection on
         # the cut-off), climbing through dual-feasible points pi + m from the best-bound
         # duals so far; every step proves a bound whatever the budget.
-        deadline = ctx.deadline.child(ascent_seconds)
-        asc = record_ascent(Z, nbr_dist, stab_centre, k, deadline=deadline, node_limit=ascent_nodes,
-                            max_steps=ascent_steps)
+        deadline = bound_end if switched else ctx.deadline.child(ascent_seconds)
+        with phases("record ascent", deadline):
+            asc = record_ascent(Z, nbr_dist, stab_centre, k, deadline=deadline, node_limit=ascent_nodes,
+                                max_steps=ascent_steps)
         info["record_ascent"] = [(round(b, 6), nodes, done) for b, nodes, done in asc["steps"]]
         raise_lower(_safe(asc["bound"], asc["duals"]), "Lagrangian (truncated pricing, record ascent)")
         for rows in asc["columns"][: max(n, 1000)]:
@@ -476,9 +568,10 @@ def solve_column_generation(Z: np.ndarray, k: int, ctx: Context, *,
     # Integer solution over the pool.
     def run_mip(complete: bool) -> None:
         nonlocal best_labels, best_sse
-        mip_labels, mip_info = _solve_mip(Z, k, pool, pi, lb_filter, best_labels, best_sse, ctx,
-                                          mip_time, mip_deterministic_time, workers, mip_solver,
-                                          max_columns=None if complete else mip_columns)
+        with phases("MIP" + (" (complete)" if complete else ""), ctx.deadline):
+            mip_labels, mip_info = _solve_mip(Z, k, pool, pi, lb_filter, best_labels, best_sse, ctx,
+                                              mip_time, mip_deterministic_time, workers, mip_solver,
+                                              max_columns=None if complete else mip_columns)
         info.update({key: v for key, v in mip_info.items() if not key.startswith("_")})
         if mip_labels is not None:
             value = sse(Z, mip_labels)
@@ -512,10 +605,11 @@ def solve_column_generation(Z: np.ndarray, k: int, ctx: Context, *,
                 complete = True
                 added = 0
                 for size in range(k, 2 * k):
-                    groups, done = enumerate_below(Z, nbr_dist, pi, k, size, best_sse - lb_filter,
-                                                   enumerate_limit=enumerate_anchor,
-                                                   max_columns=min(max_columns, 50_000),
-                                                   deadline=ctx.deadline)
+                    with phases.step("enumerate below", ctx.deadline):
+                        groups, done = enumerate_below(Z, nbr_dist, pi, k, size, best_sse - lb_filter,
+                                                       enumerate_limit=enumerate_anchor,
+                                                       max_columns=min(max_columns, 50_000),
+                                                       deadline=ctx.deadline)
                     complete &= done
                     for rows, _rc in groups:
                         if pool.add(rows, group_cost(Z, rows)) is not None:
@@ -534,8 +628,9 @@ def solve_column_generation(Z: np.ndarray, k: int, ctx: Context, *,
         # The time left goes to ICSM restarts from the best partition: a run stops early only
         # with a proof of optimality.
         polish_started = time.monotonic()
-        sol = icsm.core(Z, np.asarray(best_labels), k, ctx.child(stage="final icsm restarts"),
-                        max_restarts=None)
+        with phases("final icsm restarts", ctx.deadline):
+            sol = icsm.core(Z, np.asarray(best_labels), k, ctx.child(stage="final icsm restarts"),
+                            max_restarts=None)
         value = sse(Z, sol.labels)
         info["final_icsm"] = {"seconds": round(time.monotonic() - polish_started, 3),
                               "sse_before": float(best_sse), "sse_after": float(min(value, best_sse))}
@@ -605,6 +700,14 @@ def _centre_search(Z: np.ndarray, nbr_dist: np.ndarray, k: int, centre: np.ndarr
             vals[s] = res["anchor_values"]
             clean = clean and res["proven"] and not res["columns"]
             columns.extend(res["columns"])
+        if len(vals) < len(sizes):
+            # Cut short by the step's time: the sizes not priced would need their
+            # relaxation, an O(n^2 d) pass each without a deadline (10 s past the search's
+            # deadline at a tenth of a core on Tarragona, k = 10), for a step bound that is
+            # rarely the best: no bound from this step; a shorter step next.
+            steps.append((lam, None, False))
+            lam /= 2.0
+            continue
         for s in sizes:
             if s not in vals:
                 vals[s] = anchor_relaxation(Z, nbr_dist, p, s)[0]
@@ -792,7 +895,8 @@ def _column_generation_solver(Z: np.ndarray, k: int, ctx: Context, *, max_iterat
                               mip_columns: int = 20_000, anchor_solver: str = "bb",
                               smoothing: float = 0.0, heuristic_share: float = 0.1,
                               exact_trigger: int | None = None, ascent_share: float = 0.2,
-                              ascent_steps: int | None = None, ascent_nodes: int = 200) -> Solution:
+                              ascent_steps: int | None = None, ascent_nodes: int = 200,
+                              ascent_switch: float = 0.25) -> Solution:
     check_positive_int(max_iterations, "max_iterations", allow_none=True)
     check_positive_int(neighbours, "neighbours", minimum=0)
     check_positive_int(columns_per_iteration, "columns_per_iteration", minimum=0)
@@ -819,6 +923,7 @@ def _column_generation_solver(Z: np.ndarray, k: int, ctx: Context, *, max_iterat
     check_number(ascent_share, "ascent_share", low=0, high=0.9)
     check_positive_int(ascent_steps, "ascent_steps", minimum=0, allow_none=True)
     check_positive_int(ascent_nodes, "ascent_nodes", minimum=1)
+    check_number(ascent_switch, "ascent_switch", low=0, high=1)
     if bound_share + ascent_share > 0.9:
         raise InvalidInputError(f"`bound_share` + `ascent_share` must be <= 0.9; got {bound_share + ascent_share:g}.")
     return solve_column_generation(
@@ -832,7 +937,7 @@ def _column_generation_solver(Z: np.ndarray, k: int, ctx: Context, *, max_iterat
         bound_share=bound_share, bound_steps=bound_steps, mip_columns=mip_columns,
         anchor_solver=anchor_solver, smoothing=smoothing, heuristic_share=heuristic_share,
         exact_trigger=exact_trigger, ascent_share=ascent_share, ascent_steps=ascent_steps,
-        ascent_nodes=ascent_nodes)
+        ascent_nodes=ascent_nodes, ascent_switch=ascent_switch)
 
 
 def column_generation(X, k, *, variables=None, scaling="standardize", improve=None, rng=None,
@@ -883,7 +988,11 @@ def column_generation(X, k, *, variables=None, scaling="standardize", improve=No
         (default 0.2: the share of the column-generation time kept for the record ascent, which
         runs when the LP was not solved; ``bound_share + ascent_share <= 0.9``),
         ``ascent_steps`` (at most this many steps; default 50 under a time limit, else 0 = no
-        ascent; 0 too when called with seeds, as decomposition and auto do) and ``ascent_nodes`` (node budget of each branch and bound in it, default 200).
+        ascent; 0 too when called with seeds, as decomposition and auto do), ``ascent_nodes`` (node budget of each branch and bound in it, default 200) and
+        ``ascent_switch`` (default 0.25: when the ascent is on and, after this share of the
+        loop's time, no exact pricing round has priced every size to a proof, the loop stops
+        and the ascent gets the rest of the loop's time and the bound search's, the search
+        being skipped; 1 = never switch).
 
     Returns
     -------

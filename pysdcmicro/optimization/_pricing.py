@@ -23,6 +23,7 @@ Three tools live here:
 from __future__ import annotations
 
 import math
+import sys
 
 import numpy as np
 
@@ -122,14 +123,16 @@ def _candidate_block(Z: np.ndarray, nbr_idx: np.ndarray) -> np.ndarray:
 
 def heuristic_pricing(Z: np.ndarray, nbr_idx: np.ndarray, pi: np.ndarray, k: int, *,
                       seeds: np.ndarray | None = None, swap_rounds: int = 3,
-                      tol: float = 1e-9) -> list[tuple[np.ndarray, float]]:
+                      tol: float = 1e-9, deadline=None) -> list[tuple[np.ndarray, float]]:
     """Negative reduced-cost groups found greedily around each seed record.
 
     For each seed, its ``L`` nearest records are the candidates; starting from the seed,
     the candidate that least increases ``rc`` is added until ``2k-1`` records, and the group
     at every size ``s`` in ``k..2k-1`` is then improved by best-improvement swaps (one
     member out, one candidate in) for up to ``swap_rounds`` rounds. Returns
-    ``(rows, rc)`` for every distinct group with ``rc < -tol``, best first.
+    ``(rows, rc)`` for every distinct group with ``rc < -tol``, best first. With a
+    ``deadline``, seeds are taken in blocks and the blocks left when it expires are skipped
+    (a heuristic: fewer columns, nothing to prove).
 
     Time O(n L^2 (d + k)) per call; memory O(block L^2).
     """
@@ -140,7 +143,11 @@ def heuristic_pricing(Z: np.ndarray, nbr_idx: np.ndarray, pi: np.ndarray, k: int
         seeds = np.arange(n)
     found: dict[bytes, tuple[np.ndarray, float]] = {}
     step = max(1, (_BLOCK_ELEMS // 4) // (L * L))
+    if deadline is not None:
+        step = max(1, min(step, 64))  # a block of 64 seeds: well under a second at k = 10
     for start in range(0, seeds.size, step):
+        if deadline is not None and start > 0 and deadline.expired():
+            break
         sb = seeds[start:start + step]
         cand = nbr_idx[sb]  # (b, L) candidate record ids, seed first
         D = _candidate_block(Z, cand)
@@ -484,7 +491,7 @@ def anchored_pricing(Z: np.ndarray, nbr_dist: np.ndarray, pi: np.ndarray, k: int
     factors = []
     proven = True
     bb_nodes = 0
-    rate = [200_000.0]  # nodes per second of the compiled search, measured as it runs
+    rate = _RATE  # nodes per wall second of the compiled search, measured as it runs
     points_kernel = _bb_kernel(points=True, deadline=deadline) if (anchor_solver == "bb" and compiled) else None
     for count, i in enumerate(active):
         if (deadline is not None and deadline.expired()) or (max_anchors is not None and count >= max_anchors) \
@@ -687,12 +694,16 @@ def enumerate_below(Z: np.ndarray, nbr_dist: np.ndarray, pi: np.ndarray, k: int,
 
 
 _KERNEL: list = []
+#: Nodes per wall second of the compiled search, shared by every call in the process (a fresh
+#: estimate per call started each one at the quiet-machine rate); see :func:`_run_kernel`.
+_RATE: list = [200_000.0, False]  # (nodes per second, measured yet)
 #: A kernel that is not compiled yet (not in this process, no current numba disk cache) is
 #: compiled only when the deadline leaves at least this many seconds: compiling
 #: ``bb_anchor_points`` took 28 s of wall time on the 2-core machine (``bb_anchor`` 5 s) and
 #: cannot be interrupted, so a short time-limited run (decomposition's subsets, auto's
 #: worker) would overrun its limit by that much; it uses the numpy search instead.
 COMPILE_MIN_SECONDS = 120.0
+IMPORT_MIN_SECONDS = 10.0
 
 
 def _warm(fn) -> bool:
@@ -708,8 +719,12 @@ def _warm(fn) -> bool:
 def _bb_kernel(points: bool = False, deadline=None):
     """The compiled branch and bound (:mod:`._bb_numba`; ``points``: the variant computing
     distances from the points), or None without numba, or when it still needs compiling and
-    ``deadline`` leaves less than :data:`COMPILE_MIN_SECONDS`."""
+    ``deadline`` leaves less than :data:`COMPILE_MIN_SECONDS` (or numba is not imported yet
+    and it leaves less than :data:`IMPORT_MIN_SECONDS`: the import costs about a second of
+    CPU that no deadline can interrupt, a minute of wall time on a starved core)."""
     if not _KERNEL:
+        if deadline is not None and "numba" not in sys.modules and deadline.remaining() < IMPORT_MIN_SECONDS:
+            return None
         try:
             from . import _bb_numba
 
@@ -719,6 +734,11 @@ def _bb_kernel(points: bool = False, deadline=None):
     kernel = _KERNEL[1 if points else 0]
     if kernel is not None and deadline is not None and deadline.remaining() < COMPILE_MIN_SECONDS \
             and not _warm(kernel):
+        return None
+    if kernel is not None and deadline is not None and not kernel.signatures \
+            and deadline.remaining() < IMPORT_MIN_SECONDS:
+        # Cached on disk but not loaded in this process: loading costs about a second of CPU
+        # that no deadline can interrupt (a starved bound search ran 11 s past its deadline).
         return None
     return kernel
 
@@ -736,14 +756,27 @@ def _run_kernel(kernel, X: np.ndarray, pis: np.ndarray, A: np.ndarray, s: int, *
         rem = deadline.remaining()
         if math.isfinite(rem):
             limit = min(limit, max(1000, int(rem * rate[0])))
+            if len(rate) > 1 and not rate[1]:
+                # Not measured yet in this process: a first budget of 20,000 nodes measures
+                # the rate (the quiet-machine guess, 200,000 per second, gave a search 10 s
+                # past its deadline at a tenth of a core).
+                limit = min(limit, 20_000)
+    loaded = bool(getattr(kernel, "signatures", True))  # else this call compiles or loads it
     t0 = time.perf_counter()
     value, complete, nodes, fval, fpos, nf = kernel(np.ascontiguousarray(X, dtype=np.float64),
                                                     np.ascontiguousarray(pis, dtype=np.float64), s,
                                                     np.ascontiguousarray(A, dtype=np.float64),
                                                     float(best), int(limit), int(keep))
     dt = time.perf_counter() - t0
-    if nodes >= 20_000 and dt > 0:
-        rate[0] = 0.5 * rate[0] + 0.5 * nodes / dt
+    if nodes >= 20_000 and dt > 0 and loaded:
+        # Down at once, up slowly: on a starved core the wall rate falls twentyfold, and a
+        # budget from the quiet-machine rate ran a bound search 197 s past its deadline
+        # (full EIA, k = 10, nice 19 at load 11).
+        measured = nodes / dt
+        first = len(rate) > 1 and not rate[1]
+        rate[0] = measured if (first or measured < rate[0]) else 0.8 * rate[0] + 0.2 * measured
+        if len(rate) > 1:
+            rate[1] = True
     return float(value), bool(complete), int(nodes), [(fpos[j, :s - 1], float(fval[j])) for j in range(nf)]
 
 
@@ -958,14 +991,26 @@ def record_lagrangian(Z: np.ndarray, nbr_dist: np.ndarray, pi: np.ndarray, k: in
     groups: list = [None] * n
     complete = True
     nodes = 0
-    rate = [200_000.0]
+    rate = _RATE
     for i in range(n):
         if deadline is not None and deadline.expired():
-            # Not reached: the per-record sorted-distance relaxation (valid, weak).
+            # Records not reached: the neighbour bound of every one at once (O(n k) in all,
+            # where the per-record relaxation below costs O(n (d + k log n)) EACH: on full
+            # EIA at k = 10 finishing the pass that way took seconds of CPU past the
+            # deadline, minutes of wall time on a starved core).
             complete = False
+            rest = np.arange(i, n)
+            m[rest] = _neighbour_ratio(cums, pi, k, rest)
+            if floor is not None:
+                m[rest] = np.maximum(m[rest], floor)
+            break
         Di = np.maximum(norms[i] - 2.0 * (Z @ Z[i]) + norms, 0.0)
         Di[i] = np.inf
-        ordD = np.argsort(Di, kind="stable")
+        # The 2k-2 nearest other records, nearest first (an O(n) selection: a full sort
+        # of the n distances per record took a tenth of the ascent's time on full EIA).
+        near = min(2 * k - 2, n - 1)
+        ordD = np.argpartition(Di, near - 1)[:near] if near < n else np.argsort(Di)
+        ordD = ordD[np.lexsort((ordD, Di[ordD]))]
         best_ratio = math.inf if upper is None else float(upper[i])
         best_rows = None
         if hints is not None and hints[i] is not None and k <= hints[i].size <= 2 * k - 1:
@@ -1008,12 +1053,18 @@ def record_lagrangian(Z: np.ndarray, nbr_dist: np.ndarray, pi: np.ndarray, k: in
             for s in sorted(sizes, key=lambda t: relax[t]):
                 if relax[s] / s >= r:
                     continue
+                if deadline is not None and deadline.expired():
+                    finished = False  # one search per check (the numpy search on all the
+                    break  # records costs O(n^2 d): seconds past the deadline when starved)
                 e = es[s]
                 thr = s * r
-                small = np.partition(e, s - 3)[: s - 2] if s >= 3 else np.zeros(0)
-                cand = np.flatnonzero(e + float(small.sum()) - pi[i] < thr)
                 if s >= 3:
-                    cand = np.union1d(cand, np.argpartition(e, s - 3)[: s - 2])
+                    low = np.argpartition(e, s - 3)[: s - 2]
+                    keep = e + float(e[low].sum()) - pi[i] < thr
+                    keep[low] = True
+                else:
+                    keep = e - pi[i] < thr
+                cand = np.flatnonzero(keep)
                 cand = cand[np.isfinite(e[cand])]
                 cand = cand[np.argsort(e[cand], kind="stable")]
                 members = np.concatenate([[i], cand])
@@ -1048,6 +1099,21 @@ def record_lagrangian(Z: np.ndarray, nbr_dist: np.ndarray, pi: np.ndarray, k: in
     bound -= 1e-9 * (float(np.abs(pi).sum()) + float(np.abs(m).sum()) + 1.0)
     return {"bound": bound, "m": m, "groups": groups, "ratio": ratio, "complete": complete,
             "nodes": nodes}
+
+
+def _neighbour_ratio(cums: np.ndarray, pi: np.ndarray, k: int, rows: np.ndarray) -> np.ndarray:
+    """A lower bound on ``rc(C)/|C|`` over the groups ``C`` containing each record of
+    ``rows``: ``min_s (b_i(s) + B_{s-1}(s)) / s`` with ``b_j(s) = a_j(s)/(2s) - pi_j`` (each
+    member's share of ``rc(C)`` is at least its ``b_j(s)``, see :func:`record_bounds`) and
+    ``B_{s-1}(s)`` the sum of the ``s-1`` smallest ``b_j(s)`` over all records (at most the
+    other members' sum). O(n k) for all rows at once."""
+    n = cums.shape[0]
+    out = np.full(rows.size, np.inf)
+    for s in range(k, min(2 * k - 1, n) + 1):
+        b = cums[:, s - 1] / (2.0 * s) - pi
+        others = float(np.partition(b, s - 2)[: s - 1].sum()) if s >= 2 else 0.0
+        out = np.minimum(out, (b[rows] + others) / s)
+    return out
 
 
 def record_supergradient(groups: list, n: int) -> np.ndarray:
