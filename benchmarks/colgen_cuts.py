@@ -53,8 +53,9 @@ def main(argv: list[str]) -> None:
         for q, (ncuts, value, bound, _proven, added, secs) in enumerate(cut["rounds"]):
             print(f"| {q} | {ncuts} | {value * pct:.4f} | {bound * pct:.4f} | {added} | {secs:.1f} |")
         print()
-        print("LP solves", cut.get("lp_solves"), "pricing rounds", cut.get("pricing_rounds"),
-              "B&B nodes", cut.get("bb_nodes"))
+        print("LP solves", cut.get("lp_solves"), f"({cut.get('lp_seconds')} s);", "pricing rounds",
+              cut.get("pricing_rounds"), f"({cut.get('pricing_seconds')} s);", "separation",
+              f"{cut.get('separation_seconds')} s;", "B&B nodes", cut.get("bb_nodes"))
     print()
     for phase, a, b, end in info.get("phases", []):
         print(f"phase {phase}: {a:.1f} -> {b:.1f} (deadline {end})")

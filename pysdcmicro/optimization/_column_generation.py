@@ -547,9 +547,10 @@ def solve_column_generation(Z: np.ndarray, k: int, ctx: Context, *,
         with phases("subset-row cuts", bound_end):
             cres = cut_phase(Z, k, nbr_dist, pool, deadline=bound_end, max_rounds=cut_rounds,
                              per_round=cuts_per_round, per_iter=per_iter, anchor_time=anchor_time,
-                             on_bound=on_bound)
+                             on_bound=on_bound, lp_value=lp_value)
         cut_info.update({key: cres[key] for key in ("bound", "lp_value", "rounds", "cuts", "columns",
-                                                    "lp_solves", "pricing_rounds", "bb_nodes")})
+                                                    "lp_solves", "pricing_rounds", "bb_nodes", "lp_seconds",
+                                                    "pricing_seconds", "separation_seconds")})
         cut_info["bound_after"] = float(lower)
         info["subset_row_cuts"] = cut_info
 
