@@ -1022,7 +1022,10 @@ def column_generation(X, k, *, variables=None, scaling="standardize", improve=No
         ``ascent_switch`` (default 0.25: when the ascent is on and, after this share of the
         loop's time, no exact pricing round has priced every size to a proof, the loop stops
         and the ascent gets the rest of the loop's time and the bound search's, the search
-        being skipped; 1 = never switch).
+        being skipped; 1 = never switch), ``cut_rounds`` (after a solved LP, at most this many
+        rounds of subset-row cuts on triples, priced with their penalties, in the bound
+        search's and the ascent's time; default 50 under a time limit, else 0; 0 too when called
+        with seeds) and ``cuts_per_round`` (default 100).
 
     Returns
     -------
@@ -1054,9 +1057,15 @@ def column_generation(X, k, *, variables=None, scaling="standardize", improve=No
     on the least ``rc(C)/|C|`` over the groups containing record ``i``, from branch and bounds
     stopped at a node budget (valid whatever the budget), and climbs through the dual-feasible
     points ``pi + m`` (``info["record_ascent"]``: one ``(bound, nodes, complete)`` per step).
+    After a solved LP, subset-row cuts ``sum_C floor(|C cap T|/2) x_C <= 1`` on triples ``T``
+    raise the bound above the LP value: for any ``pi`` and any cut multipliers ``sigma <= 0``,
+    ``sum(pi) + sum(sigma)`` plus a lower bound on the reduced costs with the penalties
+    ``-sum_T sigma_T floor(|C cap T|/2)`` (>= 0) bounds the optimum
+    (``info["subset_row_cuts"]``: the bound before and after, the rounds, cuts, seconds).
     ``info["bound_source"]`` names the argument behind the reported bound
     ("neighbour", "Lagrangian (master duals)", "Lagrangian (smoothed duals)", "Lagrangian
-    (bound search)", "Lagrangian (truncated pricing, record ascent)", "LP value (...)", or the
+    (bound search)", "Lagrangian (truncated pricing, record ascent)", "LP value (...)",
+    "Lagrangian (subset-row cuts)", "LP value with subset-row cuts", or the
     MIP's optimality proof) and ``info["found_by"]``
     the step that found the partition. Under a time limit the time left after the MIP goes
     to ICSM restarts from the best partition, unless the bound proves it optimal.
