@@ -114,3 +114,11 @@ def test_cuts_raise_the_bound_above_the_lp_and_stay_below_the_optimum(seed):
     assert sol.lower_bound <= opt + 1e-9
     assert sse(Z, sol.labels) == pytest.approx(opt, rel=1e-9, abs=1e-12)
     assert math.isfinite(c["bound_after"]) and c["bound_after"] >= c["bound_before"]
+
+
+@pytest.mark.parametrize("option, value", [("cut_rounds", -1), ("cuts_per_round", 0)])
+def test_bad_cut_options(option, value):
+    import pysdcmicro
+
+    with pytest.raises((pysdcmicro.InvalidInputError, pysdcmicro.InvalidTypeError), match=option):
+        pysdcmicro.column_generation(np.random.default_rng(0).normal(size=(12, 2)), 3, **{option: value})

@@ -187,7 +187,7 @@ def solve_column_generation(Z: np.ndarray, k: int, ctx: Context, *,
                             heuristic_share: float = 0.1, exact_trigger: int | None = None,
                             ascent_share: float = 0.2, ascent_steps: int | None = None,
                             ascent_nodes: int = 200, ascent_switch: float = 0.25,
-                            cut_rounds: int | None = None, cuts_per_round: int = 100) -> Solution:
+                            cut_rounds: int | None = None, cuts_per_round: int = 600) -> Solution:
     """The column-generation engine (see :func:`column_generation`)."""
     n = Z.shape[0]
     started = time.monotonic()
@@ -923,7 +923,7 @@ def _column_generation_solver(Z: np.ndarray, k: int, ctx: Context, *, max_iterat
                               exact_trigger: int | None = None, ascent_share: float = 0.2,
                               ascent_steps: int | None = None, ascent_nodes: int = 200,
                               ascent_switch: float = 0.25, cut_rounds: int | None = None,
-                              cuts_per_round: int = 100) -> Solution:
+                              cuts_per_round: int = 600) -> Solution:
     check_positive_int(max_iterations, "max_iterations", allow_none=True)
     check_positive_int(neighbours, "neighbours", minimum=0)
     check_positive_int(columns_per_iteration, "columns_per_iteration", minimum=0)
@@ -1025,7 +1025,8 @@ def column_generation(X, k, *, variables=None, scaling="standardize", improve=No
         being skipped; 1 = never switch), ``cut_rounds`` (after a solved LP, at most this many
         rounds of subset-row cuts on triples, priced with their penalties, in the bound
         search's and the ascent's time; default 50 under a time limit, else 0; 0 too when called
-        with seeds) and ``cuts_per_round`` (default 100).
+        with seeds) and ``cuts_per_round`` (default 600: on full EIA, k = 3, 270 s, 100 / 300 / 600
+        gave 0.3299 / 0.3404 / 0.3421).
 
     Returns
     -------

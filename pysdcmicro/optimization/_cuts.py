@@ -131,7 +131,7 @@ def cut_bound(pi: np.ndarray, sigma: np.ndarray, anchor_vals: dict, size_bounds:
 
 
 def cut_phase(Z: np.ndarray, k: int, nbr_dist: np.ndarray, pool: ColumnPool, *, deadline, max_rounds: int,
-              per_round: int = 100, per_iter: int | None = None, anchor_time: float = 2.0,
+              per_round: int = 600, per_iter: int | None = None, anchor_time: float = 2.0,
               per_record: int = 2, on_bound=None, lp_value: float | None = None) -> dict:
     """Rounds of separation and column generation with cuts, from a pool whose plain LP is
     solved. Each round: solve the master with the cuts so far, price every size exactly with
