@@ -122,3 +122,20 @@ def test_bad_cut_options(option, value):
 
     with pytest.raises((pysdcmicro.InvalidInputError, pysdcmicro.InvalidTypeError), match=option):
         pysdcmicro.column_generation(np.random.default_rng(0).normal(size=(12, 2)), 3, **{option: value})
+
+
+def test_cut_rounds_stop_cleanly_when_the_compiled_pricing_is_unavailable(monkeypatch):
+    """A short time limit may leave no time to load the compiled search with penalties: the
+    cut rounds stop with the bound proven so far and say why, instead of failing."""
+    from pysdcmicro.optimization import _cuts
+
+    monkeypatch.setattr(_cuts, "_bb_kernel", lambda **kw: None)
+    rng = np.random.default_rng(4)
+    n, k = int(rng.integers(8, 13)), int(rng.choice([2, 3, 4]))
+    Z = zscore(rng.normal(size=(n, int(rng.integers(1, 4)))))
+    opt, _ = brute_force_optimum(Z, k)
+    sol = solve_column_generation(Z, k, Context(0), cut_rounds=10, pricing_deterministic_time=5.0)
+    c = sol.info["subset_row_cuts"]
+    assert c["stopped"] and "subset-row cuts stopped" in sol.message
+    assert sol.lower_bound <= opt + 1e-9
+    assert sse(Z, sol.labels) == pytest.approx(opt, rel=1e-9, abs=1e-12)

@@ -552,7 +552,9 @@ def solve_column_generation(Z: np.ndarray, k: int, ctx: Context, *,
                              on_bound=on_bound, lp_value=lp_value)
         cut_info.update({key: cres[key] for key in ("bound", "lp_value", "rounds", "cuts", "columns",
                                                     "lp_solves", "pricing_rounds", "bb_nodes", "lp_seconds",
-                                                    "pricing_seconds", "separation_seconds")})
+                                                    "pricing_seconds", "separation_seconds", "stopped")})
+        if cres["stopped"]:
+            notes.append(f"subset-row cuts stopped: {cres['stopped']}")
         cut_info["bound_after"] = float(lower)
         info["subset_row_cuts"] = cut_info
 

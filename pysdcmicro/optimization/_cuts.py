@@ -33,7 +33,7 @@ import numpy as np
 from scipy import sparse
 
 from ._master import ColumnPool, group_cost
-from ._pricing import CutRows, anchor_lagrangian_bound, anchored_pricing, lagrangian_bound
+from ._pricing import CutRows, _bb_kernel, anchor_lagrangian_bound, anchored_pricing, lagrangian_bound
 
 __all__ = ["separate_triples", "CutMaster", "cut_phase"]
 
@@ -161,6 +161,7 @@ def cut_phase(Z: np.ndarray, k: int, nbr_dist: np.ndarray, pool: ColumnPool, *, 
     t_round = time.monotonic()
     added_round = 0
     secs = {"lp_seconds": 0.0, "pricing_seconds": 0.0, "separation_seconds": 0.0}
+    stopped = None
     while not deadline.expired():
         rem = deadline.remaining()
         t0 = time.monotonic()
@@ -176,16 +177,23 @@ def cut_phase(Z: np.ndarray, k: int, nbr_dist: np.ndarray, pool: ColumnPool, *, 
         cuts = CutRows(n, np.asarray(master.triples, dtype=np.int64).reshape(-1, 3), -sigma) \
             if master.triples else None
         anchor_vals, size_bounds, found, proven = {}, {}, 0, True
+        if cuts is not None and not solved and _bb_kernel(points=True, deadline=deadline, cuts=True) is None:
+            # The compiled search with penalties is not loaded and the time left is too short
+            # to load or compile it (see _pricing._bb_kernel): stop with the bound proven so far.
+            stopped = "the compiled pricing with cuts could not be loaded in the time left"
+            break
         for s in sizes:
             if solved:
                 break
             if deadline.expired():
                 proven = False
                 break
-            if cuts is None:
-                res = anchored_pricing(Z, nbr_dist, pi, k, s, deadline=deadline, time_limit=anchor_time)
-            else:
+            try:
                 res = anchored_pricing(Z, nbr_dist, pi, k, s, deadline=deadline, time_limit=anchor_time, cuts=cuts)
+            except RuntimeError:  # the kernel check above raced with the deadline
+                stopped = "the compiled pricing with cuts could not be loaded in the time left"
+                proven = False
+                break
             bb_nodes += res.get("bb_nodes", 0)
             anchor_vals[s] = res["anchor_values"]
             size_bounds[s] = res["bound"]
@@ -228,4 +236,4 @@ def cut_phase(Z: np.ndarray, k: int, nbr_dist: np.ndarray, pool: ColumnPool, *, 
     return {"bound": best, "lp_value": proven_value, "rounds": rounds, "cuts": len(master.triples),
             "columns": added_total, "lp_solves": lp_solves, "pricing_rounds": pricing_rounds,
             "bb_nodes": bb_nodes, "triples": list(master.triples),
-            **{key: round(v, 3) for key, v in secs.items()}}
+            "stopped": stopped, **{key: round(v, 3) for key, v in secs.items()}}
