@@ -15,6 +15,13 @@ a child ``P + l`` costs at least ``cost(P) + g_l + (sum of the t-1 smallest g af
 The search is depth first, children in increasing order of that bound; one node costs
 ``O(c t)`` for ``c`` candidates, with no temporaries.
 
+With subset-row cuts (:func:`bb_anchor_points_cuts`) the reduced cost gains the penalty
+``sum_T w_T floor(|C cap T| / 2)`` (``w_T = -sigma_T >= 0``). It never decreases as members
+are added, so a node's bound adds the penalty of its partial group, and a child's the step
+its own member adds (``w_T`` for each cut ``T`` of that member already holding an odd number
+of the group); the penalty of the other new members is left out of the bound (it could
+only raise it). Per member, the cuts it is in come as a CSR list (``cptr``, ``cidx``).
+
 One search (:func:`_bb_search`) serves both entry points: distances read from a block
 (:func:`bb_anchor`) or computed from the points as they are needed
 (:func:`bb_anchor_points`); the choice is made outside the inner loops.
@@ -25,7 +32,12 @@ from __future__ import annotations
 import numpy as np
 from numba import njit
 
-__all__ = ["bb_anchor", "bb_anchor_points"]
+__all__ = ["bb_anchor", "bb_anchor_points", "bb_anchor_points_cuts"]
+
+
+_NO_PTR = np.zeros(1, dtype=np.int64)
+_NO_IDX = np.zeros(0, dtype=np.int64)
+_NO_W = np.zeros(0)
 
 
 @njit(cache=True, nogil=True, inline="always")
@@ -84,9 +96,26 @@ def _suffix_smallest(g, lo, c, r, suf, buf):  # pragma: no cover - compiled
 
 
 @njit(cache=True, nogil=True)
-def _bb_search(D, P, points, pis, s, A, best, node_limit, keep):  # pragma: no cover - compiled
-    """The search; distances from ``P`` (m x d) when ``points``, else from ``D`` (m x m)."""
+def _step_penalty(p, cptr, cidx, cw, cnt):  # pragma: no cover - compiled
+    """The penalty that member ``p`` adds to a group whose cut counts are ``cnt``."""
+    v = 0.0
+    for q in range(cptr[p], cptr[p + 1]):
+        if cnt[cidx[q]] % 2 == 1:
+            v += cw[cidx[q]]
+    return v
+
+
+@njit(cache=True, nogil=True)
+def _bb_search(D, P, points, pis, s, A, best, node_limit, keep, cptr, cidx, cw):  # pragma: no cover - compiled
+    """The search; distances from ``P`` (m x d) when ``points``, else from ``D`` (m x m);
+    cut penalties when ``cw`` is not empty (``cptr`` then has m + 1 entries)."""
     m = P.shape[0] if points else D.shape[0]
+    has_cuts = cw.shape[0] > 0
+    cnt = np.zeros(cw.shape[0], dtype=np.int64)
+    pen = np.zeros(s)
+    if has_cuts:
+        for q in range(cptr[0], cptr[1]):
+            cnt[cidx[q]] += 1
     dim = P.shape[1]
     c = m - 1
     inf = np.inf
@@ -107,6 +136,7 @@ def _bb_search(D, P, points, pis, s, A, best, node_limit, keep):  # pragma: no c
     nk = np.zeros(depth_max + 1, dtype=np.int64)
     ptr = np.zeros(depth_max + 1, dtype=np.int64)
     g = np.empty(c)
+    h = np.zeros(c)  # cut penalties (0 without cuts)
     suf = np.empty(c)
     buf = np.empty(s)
     order_tmp = np.empty(c, dtype=np.int64)
@@ -127,13 +157,17 @@ def _bb_search(D, P, points, pis, s, A, best, node_limit, keep):  # pragma: no c
             lo = last + 1
             for l in range(lo, c):
                 g[l] = (acc[d, l] + 0.5 * A[l, t - 1]) / s - pis[l + 1]
+            if has_cuts:
+                # h[l]: the partial group's penalty plus the step l's member adds to it
+                for l in range(lo, c):
+                    h[l] = pen[d] + _step_penalty(l + 1, cptr, cidx, cw, cnt)
             if t == 1:
                 for l in range(lo, c):
-                    v = cost[d] + g[l]
+                    v = cost[d] + g[l] + h[l]
                     if v < best:
                         nfound = _keep_found(v, d, l, s, chosen, found_val, found_pos, nfound, keep)
                 for l in range(lo, c):
-                    v = cost[d] + g[l]
+                    v = cost[d] + g[l] + h[l]
                     if v < best:
                         best = v
                 nk[d] = 0
@@ -142,7 +176,7 @@ def _bb_search(D, P, points, pis, s, A, best, node_limit, keep):  # pragma: no c
                 _suffix_smallest(g, lo, c, t - 1, suf, buf)
                 n_kids = 0
                 for l in range(lo, c):
-                    b = cost[d] + g[l] + suf[l]
+                    b = cost[d] + g[l] + h[l] + suf[l]
                     if b < best:
                         order_tmp[n_kids] = l
                         cb_tmp[n_kids] = b
@@ -156,12 +190,20 @@ def _bb_search(D, P, points, pis, s, A, best, node_limit, keep):  # pragma: no c
                 ptr[d] = 0
         # next child at depth d, or back up
         while d >= 0 and (ptr[d] >= nk[d] or kbound[d, ptr[d]] >= best):
+            if has_cuts and d > 0:  # leave the member added at depth d
+                p = chosen[d] + 1
+                for q in range(cptr[p], cptr[p + 1]):
+                    cnt[cidx[q]] -= 1
             d -= 1
         if d < 0:
             break
         l = kids[d, ptr[d]]
         ptr[d] += 1
         cost[d + 1] = cost[d] + acc[d, l] / s - pis[l + 1]
+        if has_cuts:
+            pen[d + 1] = pen[d] + _step_penalty(l + 1, cptr, cidx, cw, cnt)
+            for q in range(cptr[l + 1], cptr[l + 2]):
+                cnt[cidx[q]] += 1
         if points:
             for u in range(c):
                 acc[d + 1, u] = acc[d, u] + _d2(P, l + 1, u + 1, dim)
@@ -195,7 +237,8 @@ def bb_anchor(D, pis, s, A, best, node_limit, keep):  # pragma: no cover - compi
     found_pos, nfound)``: ``value`` the least reduced cost below ``best`` (``best`` when there
     is none), a valid lower bound when not ``complete`` (the least bound of the open nodes);
     up to ``keep`` groups below the initial ``best`` (candidate positions 0..c-1)."""
-    return _bb_search(D, np.zeros((1, 1)), False, pis, s, A, best, node_limit, keep)
+    return _bb_search(D, np.zeros((1, 1)), False, pis, s, A, best, node_limit, keep, _NO_PTR, _NO_IDX,
+                      _NO_W)
 
 
 @njit(cache=True, nogil=True)
@@ -204,4 +247,13 @@ def bb_anchor_points(P, pis, s, A, best, node_limit, keep):  # pragma: no cover 
     first) as they are needed (no m x m block); ``A`` may hold any lower bounds on the
     cumulated smallest distances from each candidate to the others (for instance to all
     records)."""
-    return _bb_search(np.zeros((1, 1)), P, True, pis, s, A, best, node_limit, keep)
+    return _bb_search(np.zeros((1, 1)), P, True, pis, s, A, best, node_limit, keep, _NO_PTR, _NO_IDX,
+                      _NO_W)
+
+
+@njit(cache=True, nogil=True)
+def bb_anchor_points_cuts(P, pis, s, A, best, node_limit, keep, cptr, cidx, cw):  # pragma: no cover - compiled
+    """As :func:`bb_anchor_points`, the reduced cost with subset-row cut penalties: member
+    ``p`` (0 = the anchor) is in the cuts ``cidx[cptr[p]:cptr[p+1]]``, cut ``T`` weighs
+    ``cw[T] >= 0`` (minus its dual), and a group pays ``sum_T cw[T] floor(|C cap T| / 2)``."""
+    return _bb_search(np.zeros((1, 1)), P, True, pis, s, A, best, node_limit, keep, cptr, cidx, cw)

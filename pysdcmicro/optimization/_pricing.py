@@ -427,7 +427,7 @@ def nn_dual(nbr_dist: np.ndarray, k: int) -> np.ndarray:
 
 
 def _anchor_value(res: dict, relaxed: float, Z: np.ndarray, pi: np.ndarray, members: np.ndarray,
-                  columns: list) -> float:
+                  columns: list, cuts: CutRows | None = None) -> float:
     """An anchor's bound from a branch-and-bound result (:func:`branch_and_bound_anchor`):
     its minimum (clipped at 0, lowered by a float margin) when complete, else the larger of
     the search's open-node bound and the relaxation bound ``relaxed``. Appends the groups
@@ -439,9 +439,47 @@ def _anchor_value(res: dict, relaxed: float, Z: np.ndarray, pi: np.ndarray, memb
         rows = np.sort(members[pos])
         G = Z[rows]
         rc = float(((G - G.mean(axis=0)) ** 2).sum() - pi[rows].sum())
+        if cuts is not None:
+            rc += cuts.penalty(rows)
         if rc < -1e-9:
             columns.append((rows, rc))
     return val if res["complete"] else max(relaxed, val)
+
+
+class CutRows:
+    """Subset-row cuts on triples for pricing: cut ``T`` (a row of ``triples``) with weight
+    ``w_T = -sigma_T >= 0`` (``sigma_T <= 0`` its dual in the master) adds
+    ``w_T floor(|C cap T| / 2)`` to the reduced cost of a group ``C``; per record the list
+    of cuts it is in (CSR: ``ptr``, ``idx``)."""
+
+    def __init__(self, n: int, triples: np.ndarray, weights: np.ndarray):
+        triples = np.asarray(triples, dtype=np.int64).reshape(-1, 3)
+        self.n = n
+        self.triples = triples
+        self.weights = np.ascontiguousarray(np.maximum(np.asarray(weights, dtype=np.float64), 0.0))
+        flat = triples.ravel()
+        order = np.argsort(flat, kind="stable")
+        self.idx = np.ascontiguousarray((order // 3).astype(np.int64))
+        self.ptr = np.zeros(n + 1, dtype=np.int64)
+        np.cumsum(np.bincount(flat, minlength=n), out=self.ptr[1:])
+
+    def penalty(self, rows: np.ndarray) -> float:
+        rows = np.asarray(rows, dtype=np.int64)
+        ids = np.concatenate([self.idx[self.ptr[r]:self.ptr[r + 1]] for r in rows]) if rows.size else self.idx[:0]
+        if ids.size == 0:
+            return 0.0
+        cnt = np.bincount(ids, minlength=self.weights.size)
+        return float(np.dot(self.weights, cnt // 2))
+
+    def local(self, members: np.ndarray) -> tuple:
+        """The kernel's per-member CSR for ``members`` (global cut ids), and the weights."""
+        members = np.asarray(members, dtype=np.int64)
+        lens = self.ptr[members + 1] - self.ptr[members]
+        cptr = np.zeros(members.size + 1, dtype=np.int64)
+        np.cumsum(lens, out=cptr[1:])
+        start = np.repeat(self.ptr[members], lens)
+        offs = np.arange(int(cptr[-1]), dtype=np.int64) - np.repeat(cptr[:-1], lens)
+        return cptr, np.ascontiguousarray(self.idx[start + offs]), self.weights
 
 
 def anchored_pricing(Z: np.ndarray, nbr_dist: np.ndarray, pi: np.ndarray, k: int, s: int, *,
@@ -451,7 +489,7 @@ def anchored_pricing(Z: np.ndarray, nbr_dist: np.ndarray, pi: np.ndarray, k: int
                      max_anchors: int | None = None, max_found: int | None = None,
                      max_records: int = 500, anchor_solver: str = "bb",
                      node_limit: int | None = None, bb_max_records: int = 3000,
-                     per_anchor: int = 3, compiled: bool = True) -> dict:
+                     per_anchor: int = 3, compiled: bool = True, cuts: CutRows | None = None) -> dict:
     """Minimum reduced cost over ALL groups of size ``s``, anchor by anchor, with a proven
     lower bound.
 
@@ -470,6 +508,11 @@ def anchored_pricing(Z: np.ndarray, nbr_dist: np.ndarray, pi: np.ndarray, k: int
     down, the anchor fixed in), whose proven bound is used when it stops early. An anchor not
     reached (deadline, ``max_anchors``) or with more than ``max_records`` records left for
     CP-SAT contributes its ``LB_i``.
+
+    With ``cuts`` (:class:`CutRows`) the reduced cost includes the subset-row penalties
+    (``rc(C) = SSE(C) - pi(C) + sum_T w_T floor(|C cap T|/2)``); they are >= 0, so every bound
+    above stays valid and only the compiled search (which adds them, see :mod:`._bb_numba`)
+    may run: without it, ``cuts`` raises.
 
     Returns ``bound`` (valid lower bound on the min rc of size-``s`` groups), ``columns``
     (negative groups found, one per anchor, as (rows, rc)), ``proven`` (bound equals the
@@ -493,6 +536,10 @@ def anchored_pricing(Z: np.ndarray, nbr_dist: np.ndarray, pi: np.ndarray, k: int
     bb_nodes = 0
     rate = _RATE  # nodes per wall second of the compiled search, measured as it runs
     points_kernel = _bb_kernel(points=True, deadline=deadline) if (anchor_solver == "bb" and compiled) else None
+    if cuts is not None:
+        points_kernel = _bb_kernel(points=True, deadline=deadline, cuts=True) if compiled else None
+        if points_kernel is None or anchor_solver != "bb":
+            raise RuntimeError("pricing with subset-row cuts needs the compiled branch and bound")
     for count, i in enumerate(active):
         if (deadline is not None and deadline.expired()) or (max_anchors is not None and count >= max_anchors) \
                 or (max_found is not None and len(columns) >= max_found):
@@ -520,9 +567,10 @@ def anchored_pricing(Z: np.ndarray, nbr_dist: np.ndarray, pi: np.ndarray, k: int
                                  None if deterministic_time is None else int(deterministic_time * 200_000)),
                              deadline=deadline if time_limit is None else (
                                  deadline.child(time_limit) if deadline is not None else _Deadline(time_limit)),
-                             keep=per_anchor, rate=rate)
+                             keep=per_anchor, rate=rate,
+                             extra=() if cuts is None else cuts.local(members))
             bb_nodes += res["nodes"]
-            anchor_val[i] = _anchor_value(res, anchor_lb[i], Z, pi, members, columns)
+            anchor_val[i] = _anchor_value(res, anchor_lb[i], Z, pi, members, columns, cuts)
             if res["complete"]:
                 solved += 1
             else:
@@ -716,9 +764,9 @@ def _warm(fn) -> bool:
         return False
 
 
-def _bb_kernel(points: bool = False, deadline=None):
+def _bb_kernel(points: bool = False, deadline=None, cuts: bool = False):
     """The compiled branch and bound (:mod:`._bb_numba`; ``points``: the variant computing
-    distances from the points), or None without numba, or when it still needs compiling and
+    distances from the points; ``cuts``: that variant with subset-row cut penalties), or None without numba, or when it still needs compiling and
     ``deadline`` leaves less than :data:`COMPILE_MIN_SECONDS` (or numba is not imported yet
     and it leaves less than :data:`IMPORT_MIN_SECONDS`: the import costs about a second of
     CPU that no deadline can interrupt, a minute of wall time on a starved core)."""
@@ -728,10 +776,10 @@ def _bb_kernel(points: bool = False, deadline=None):
         try:
             from . import _bb_numba
 
-            _KERNEL.extend([_bb_numba.bb_anchor, _bb_numba.bb_anchor_points])
+            _KERNEL.extend([_bb_numba.bb_anchor, _bb_numba.bb_anchor_points, _bb_numba.bb_anchor_points_cuts])
         except Exception:  # numba missing or unusable: the numpy search serves
-            _KERNEL.extend([None, None])
-    kernel = _KERNEL[1 if points else 0]
+            _KERNEL.extend([None, None, None])
+    kernel = _KERNEL[2 if cuts else (1 if points else 0)]
     if kernel is not None and deadline is not None and deadline.remaining() < COMPILE_MIN_SECONDS \
             and not _warm(kernel):
         return None
@@ -744,7 +792,7 @@ def _bb_kernel(points: bool = False, deadline=None):
 
 
 def _run_kernel(kernel, X: np.ndarray, pis: np.ndarray, A: np.ndarray, s: int, *,
-                node_limit: int | None, deadline, keep: int, rate: list, best: float) -> tuple:
+                node_limit: int | None, deadline, keep: int, rate: list, best: float, extra: tuple = ()) -> tuple:
     """One call of a compiled kernel; the deadline as a node budget at the measured node
     rate (``rate[0]``, nodes per second, updated here: the kernel cannot read a clock).
     Returns ``(value, complete, nodes, positions)``, positions (candidate indices, 0-based)
@@ -766,7 +814,7 @@ def _run_kernel(kernel, X: np.ndarray, pis: np.ndarray, A: np.ndarray, s: int, *
     value, complete, nodes, fval, fpos, nf = kernel(np.ascontiguousarray(X, dtype=np.float64),
                                                     np.ascontiguousarray(pis, dtype=np.float64), s,
                                                     np.ascontiguousarray(A, dtype=np.float64),
-                                                    float(best), int(limit), int(keep))
+                                                    float(best), int(limit), int(keep), *extra)
     dt = time.perf_counter() - t0
     if nodes >= 20_000 and dt > 0 and loaded:
         # Down at once, up slowly: on a starved core the wall rate falls twentyfold, and a
@@ -781,7 +829,8 @@ def _run_kernel(kernel, X: np.ndarray, pis: np.ndarray, A: np.ndarray, s: int, *
 
 
 def _bb_points(kernel, P: np.ndarray, pis: np.ndarray, A: np.ndarray, s: int, *,
-               node_limit: int | None, deadline, keep: int, rate: list, best: float = 0.0) -> dict:
+               node_limit: int | None, deadline, keep: int, rate: list, best: float = 0.0,
+               extra: tuple = ()) -> dict:
     """The compiled search on points ``P`` (anchor first, candidates in their order) with
     pair bounds ``A`` (c x s, cumulated: ``A[l, r]`` <= the r smallest distances from
     candidate l to the others); the result dict of :func:`branch_and_bound_anchor`
@@ -790,7 +839,7 @@ def _bb_points(kernel, P: np.ndarray, pis: np.ndarray, A: np.ndarray, s: int, *,
     if P.shape[0] - 1 < s - 1:
         return out
     value, complete, nodes, found = _run_kernel(kernel, P, pis, A, s, node_limit=node_limit,
-                                                deadline=deadline, keep=keep, rate=rate, best=best)
+                                                deadline=deadline, keep=keep, rate=rate, best=best, extra=extra)
     out.update(value=value, complete=complete, nodes=nodes)
     out["columns"] = [(np.concatenate([[0], 1 + pos]), v) for pos, v in found]
     return out
