@@ -534,6 +534,7 @@ def solve_column_generation(Z: np.ndarray, k: int, ctx: Context, *,
         # where it was measured (part (j) of benchmarks/results/colgen.md): at larger k the
         # time would come out of the final ICSM restarts, unmeasured.
         cut_rounds = 50 if (math.isfinite(total) and own_seeds and k <= 3) else 0
+    cut_duals = None  # (pi, sigma, triples, value) of the last master with cuts proven by pricing
     if exact and cut_rounds and converged and pi is not None and full_rounds and not ctx.expired():
         # Beyond the LP (issue 16, k = 3): subset-row cuts on triples, priced with their
         # penalties, in the time of the bound search and the ascent (which a solved LP skips).
@@ -557,6 +558,7 @@ def solve_column_generation(Z: np.ndarray, k: int, ctx: Context, *,
             notes.append(f"subset-row cuts stopped: {cres['stopped']}")
         cut_info["bound_after"] = float(lower)
         info["subset_row_cuts"] = cut_info
+        cut_duals = cres.get("proven_duals")
 
     if exact and bound_steps and not converged and pi is not None and not ctx.expired() \
             and not switched and (search_seconds is None or search_seconds > 0):
@@ -596,12 +598,13 @@ def solve_column_generation(Z: np.ndarray, k: int, ctx: Context, *,
                 cg_seconds=round(time.monotonic() - started, 3))
 
     # Integer solution over the pool.
-    def run_mip(complete: bool) -> None:
+    def run_mip(complete: bool, cut_filter=None) -> None:
         nonlocal best_labels, best_sse
         with phases("MIP" + (" (complete)" if complete else ""), ctx.deadline):
             mip_labels, mip_info = _solve_mip(Z, k, pool, pi, lb_filter, best_labels, best_sse, ctx,
                                               mip_time, mip_deterministic_time, workers, mip_solver,
-                                              max_columns=None if complete else mip_columns)
+                                              max_columns=None if complete else mip_columns,
+                                              cut_filter=cut_filter)
         info.update({key: v for key, v in mip_info.items() if not key.startswith("_")})
         if mip_labels is not None:
             value = sse(Z, mip_labels)
@@ -625,10 +628,31 @@ def solve_column_generation(Z: np.ndarray, k: int, ctx: Context, *,
             info["enumerated_columns"] = _enumerate_columns(Z, k, pool, pi, best_sse - lb_filter)
             run_mip(True)
         else:
-            first = run_mip(False)
-            gap = (best_sse - lb_filter) / best_sse if best_sse > 0 else 0.0
-            if converged and first == "optimal" and math.isfinite(lb_filter) and close_gap and \
-                    1e-6 < gap <= 0.02 and not ctx.expired():
+            cut_slack = _cut_slack(cut_duals, best_sse, n, k)
+            if converged and close_gap and cut_slack is not None and best_sse > 0 \
+                    and 1e-6 < cut_slack / best_sse <= 0.02 and cut_slack < best_sse - lb_filter:
+                # The optimality proof from the master with subset-row cuts (its bound is the
+                # closer one): with its duals every group's reduced cost (penalties included)
+                # is >= 0, so a partition better than the incumbent holds only groups whose
+                # reduced cost is <= the slack (docs/guide/lower-bounds.md). Pool them all,
+                # then the MIP over just those and the incumbent's groups.
+                # When the enumeration cannot finish (too many groups within the slack: on
+                # full Tarragona at k = 3 a 0.1 % gap leaves over 260,000 of size 3), nothing
+                # is pooled and the MIP runs over the pool as it would without the cuts.
+                complete, added = _enumerate_with_cuts(Z, nbr_dist, k, pool, cut_duals, cut_slack, phases,
+                                                       ctx.deadline, enumerate_anchor, max_columns)
+                info["enumerated_columns"] = added
+                info["enumeration_complete"] = complete
+                info["enumeration_duals"] = "master with subset-row cuts"
+                if complete and not ctx.expired():
+                    for rows in groups_from_labels(canonical_labels(best_labels)):
+                        pool.add(rows, group_cost(Z, rows))
+                    run_mip(True, cut_filter=(cut_duals, cut_slack))
+                elif not ctx.expired():
+                    run_mip(False)
+            elif run_mip(False) == "optimal" and converged and math.isfinite(lb_filter) \
+                    and close_gap and 1e-6 < (best_sse - lb_filter) / max(best_sse, 1e-300) <= 0.02 \
+                    and not ctx.expired():
                 # Enumerate, anchor by anchor, every group that could be in a better partition
                 # (reduced cost <= incumbent - bound); complete enumeration + optimal MIP =
                 # proven optimum.
@@ -688,6 +712,42 @@ def solve_column_generation(Z: np.ndarray, k: int, ctx: Context, *,
     return Solution(labels=np.asarray(best_labels, dtype=np.int64), status=status,
                     message=msg, lower_bound=None if not math.isfinite(lower) else float(lower),
                     info=info)
+
+
+def _cut_slack(cut_duals, best_sse: float, n: int, k: int) -> float | None:
+    """``incumbent - (sum(pi) + sum(sigma))`` at the duals of a master with cuts whose pricing
+    proved every reduced cost >= -1e-9, widened by the float and pricing tolerances; None
+    without such duals."""
+    if cut_duals is None or not math.isfinite(best_sse):
+        return None
+    pi_c, sigma_c = cut_duals[0], cut_duals[1]
+    base = float(np.sum(pi_c)) + float(np.sum(np.minimum(sigma_c, 0.0)))
+    tol = 1e-9 * (float(np.abs(pi_c).sum()) + float(np.abs(sigma_c).sum()) + 1.0) + (n // k + 1) * 1e-9
+    return max(best_sse - base, 0.0) + tol
+
+
+def _enumerate_with_cuts(Z, nbr_dist, k, pool, cut_duals, slack, phases, deadline, enumerate_anchor,
+                         max_columns) -> tuple[bool, int]:
+    """Pool every group whose reduced cost at the duals of a master with subset-row cuts
+    (penalties included) is <= ``slack``. The penalties are >= 0, so these groups are among
+    those whose reduced cost without them is <= ``slack`` (:func:`enumerate_below`, anchor
+    by anchor), filtered by their exact reduced cost. Returns ``(complete, count)``; the
+    groups are pooled only when the enumeration is complete (at most 50,000 of them)."""
+    from ._pricing import CutRows
+
+    pi_c, sigma_c, triples = cut_duals[0], cut_duals[1], cut_duals[2]
+    rows_c = CutRows(Z.shape[0], np.asarray(triples, dtype=np.int64).reshape(-1, 3), -np.minimum(sigma_c, 0.0))
+    complete, keep = True, []
+    for size in range(k, 2 * k):
+        with phases.step("enumerate below", deadline):
+            groups, done = enumerate_below(Z, nbr_dist, pi_c, k, size, slack, enumerate_limit=enumerate_anchor,
+                                           max_columns=min(max_columns, 200_000), deadline=deadline)
+        complete &= done
+        keep.extend(rows for rows, rc in groups if rc + rows_c.penalty(rows) <= slack)
+        if not complete or len(keep) > 50_000 or deadline.expired():
+            return False, len(keep)
+    added = sum(pool.add(rows, group_cost(Z, rows)) is not None for rows in keep)
+    return True, added
 
 
 def _centre_search(Z: np.ndarray, nbr_dist: np.ndarray, k: int, centre: np.ndarray, pi: np.ndarray, *,
@@ -837,9 +897,11 @@ def _highs_set_partition(n, members, costs, time_limit):
 
 
 def _solve_mip(Z, k, pool, pi, lower, best_labels, best_sse, ctx, mip_time, mip_det, workers,
-               mip_solver="highs", max_columns=None):
+               mip_solver="highs", max_columns=None, cut_filter=None):
     """Set partitioning over the pooled columns of size k..2k-1 (HiGHS or CP-SAT); with
-    ``max_columns``, over that many of least reduced cost plus the incumbent's groups."""
+    ``max_columns``, over that many of least reduced cost plus the incumbent's groups; with
+    ``cut_filter = (cut_duals, slack)``, only the columns whose reduced cost at the duals of a
+    master with subset-row cuts (penalties included) is <= ``slack``, plus the incumbent's."""
     n = Z.shape[0]
     costs = np.asarray(pool.costs)
     sizes = np.array([m.size for m in pool.members])
@@ -849,6 +911,15 @@ def _solve_mip(Z, k, pool, pi, lower, best_labels, best_sse, ctx, mip_time, mip_
     # solution: z(x) = LB-part + sum rc x >= lower + rc_C (when every rc bound is >= its min).
     if math.isfinite(lower):
         usable &= rc <= (best_sse - lower) + 1e-9 * max(1.0, best_sse)
+    if cut_filter is not None:
+        from ._pricing import CutRows
+
+        (pi_c, sigma_c, triples, _value), slack = cut_filter
+        rows_c = CutRows(n, np.asarray(triples, dtype=np.int64).reshape(-1, 3), -np.minimum(sigma_c, 0.0))
+        rc_c = pool.reduced_costs(pi_c)
+        for c in np.flatnonzero(usable & (rc_c <= slack)):
+            usable[c] = rc_c[c] + rows_c.penalty(pool.members[c]) <= slack
+        usable &= rc_c <= slack
     hint_cols = []
     for rows in groups_from_labels(canonical_labels(best_labels)):
         p = pool.position(rows)

@@ -160,6 +160,7 @@ def cut_phase(Z: np.ndarray, k: int, nbr_dist: np.ndarray, pool: ColumnPool, *, 
     separated = 0
     t_round = time.monotonic()
     added_round = 0
+    proven_duals = None
     secs = {"lp_seconds": 0.0, "pricing_seconds": 0.0, "separation_seconds": 0.0}
     stopped = None
     while not deadline.expired():
@@ -218,6 +219,10 @@ def cut_phase(Z: np.ndarray, k: int, nbr_dist: np.ndarray, pool: ColumnPool, *, 
         if solved:
             best = max(best, lp_value - 1e-9 * (float(np.abs(pi).sum()) + 1.0))  # proven by the loop
         proven_value = value
+        # The duals of the last master whose pricing proved no group negative: with them
+        # every group's reduced cost (penalties included) is >= 0, which is what the
+        # optimality proof after the MIP needs (see `_column_generation`).
+        proven_duals = (pi.copy(), sigma.copy(), list(master.triples), float(value))
         rounds.append((len(master.triples), round(value, 9), round(best, 9), True, added_round,
                        round(time.monotonic() - t_round, 3)))
         if separated >= max_rounds:
@@ -235,5 +240,5 @@ def cut_phase(Z: np.ndarray, k: int, nbr_dist: np.ndarray, pool: ColumnPool, *, 
         t_round, added_round = time.monotonic(), 0
     return {"bound": best, "lp_value": proven_value, "rounds": rounds, "cuts": len(master.triples),
             "columns": added_total, "lp_solves": lp_solves, "pricing_rounds": pricing_rounds,
-            "bb_nodes": bb_nodes, "triples": list(master.triples),
+            "bb_nodes": bb_nodes, "triples": list(master.triples), "proven_duals": proven_duals,
             "stopped": stopped, **{key: round(v, 3) for key, v in secs.items()}}
