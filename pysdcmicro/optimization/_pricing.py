@@ -1262,7 +1262,9 @@ def record_ascent(Z: np.ndarray, nbr_dist: np.ndarray, pi: np.ndarray, k: int, *
                 # groups found (Census@sub:400, k = 10, 8th step: 4.5 proven of <= 70.6 at 200
                 # nodes, 19.0 of <= 20.9 at 2000), so records not proven exact get twice the
                 # nodes (up to ``node_max``); exact ones keep theirs.
-                inexact = m < res["ratio"] - 1e-12 * (np.abs(res["ratio"]) + 1.0)
+                rat = res["ratio"]
+                seen = np.isfinite(rat)  # inf: a record the deadline left unsearched
+                inexact = seen & (m < np.where(seen, rat, 0.0) - 1e-12 * (np.abs(np.where(seen, rat, 0.0)) + 1.0))
                 budgets = np.where(inexact, np.minimum(2 * budgets, node_max), budgets)
         if warm:
             # Warm-started bisection: the next step's m_i is probed first (after the best
