@@ -660,6 +660,17 @@ def test_record_lagrangian_from_truncated_pricing_is_valid_for_any_duals(seed, c
                 np.testing.assert_allclose(res["m"], exact, atol=1e-9)
             g = record_supergradient(res["groups"], n)
             assert g.shape == (n,) and np.all(g <= 1.0)
+        # Any warm start of the bisection and per-record budgets stay valid; two threads
+        # give the serial result exactly.
+        starts = rng.normal(scale=scale + 0.1, size=n)
+        budgets = rng.integers(1, 6, size=n)
+        one = record_lagrangian(Z, dist, pi, k, node_limit=budgets, starts=starts, compiled=compiled,
+                                threads=1)
+        assert np.all(one["m"] <= exact + 1e-9) and one["bound"] <= opt + 1e-9
+        two = record_lagrangian(Z, dist, pi, k, node_limit=budgets, starts=starts, compiled=compiled,
+                                threads=2)
+        assert two["bound"] == one["bound"] and np.array_equal(two["m"], one["m"])
+        assert np.array_equal(two["ratio"], one["ratio"]) and two["nodes"] == one["nodes"]
 
 
 @pytest.mark.parametrize("seed", range(5))
