@@ -27,7 +27,9 @@ Two regimes (issue 14):
   and its integer answer) takes a worker on a small problem (n <= 400) or from 3 cores, the
   decomposition heuristic from 4 cores; they start from the shared incumbent. On long
   budgets with chains (``CG_*``), column generation takes a worker's chain over after a
-  minute, seeded with the best partition, and the worker runs a chain again when it is done.
+  minute, seeded with the best partition; when it is done with a converged LP the worker
+  dives (``_dives``: fix part of the incumbent's LP-integral groups, column generation + MIP
+  on the records left) in rounds until the deadline, else it runs a chain again.
   A Ctrl-C asks the workers for their best partitions (``INTERRUPT_WAIT``).
   ``info["components"]`` says what each component found and in how many seconds,
   ``info["winner"]`` which one found the answer. Such runs stop by the clock, so they are
@@ -78,7 +80,8 @@ EPOCH_SECONDS = 15.0
 #: Long budgets on 2+ cores (chains): column generation takes one worker's chain over after
 #: CG_SWITCH_SECONDS, seeded with the best partition then, for its proven bound (its LP
 #: converges at k = 3 on the 1 000-record CASC sets in about a minute) and its MIP over the
-#: generated groups; when it is done the worker runs a chain again. Census k = 3 (600 s on 2
+#: generated groups; when it is done the worker dives (converged LP, DIVE_*) or runs a chain
+#: again. Census k = 3 (600 s on 2
 #: cores): ICSM chains alone stopped at IL 4.6945 with the neighbour bound (gap 27 %).
 CG_MIN_LIMIT = 240.0
 CG_MAX_N = 1500
@@ -487,7 +490,8 @@ def _portfolio(Z, k, ctx, info, processes: int) -> Solution:
         if mode == "chains" and not long_plan and limit >= CG_MIN_LIMIT and n <= CG_MAX_N and k <= CG_MAX_K:
             cg = {"state": "planned", "at": min(CG_SWITCH_SECONDS, 0.25 * limit)}
             info["plan"]["column_generation"] = (f"takes a worker's chain over after {cg['at']:g} s, seeded with the "
-                                                 "best partition; that worker runs a chain again when it is done")
+                                                 "best partition; when it is done that worker dives from its "
+                                                 "converged LP (or runs a chain again)")
         # 2. restarts until the deadline, in epochs
         if mode == "chains":
             epochs = max(1, int((ctx.remaining() - margin) // EPOCH_SECONDS))
