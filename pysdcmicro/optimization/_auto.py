@@ -92,8 +92,9 @@ CG_MIN_LEFT = 30.0  # column generation starts only with this many seconds left
 #: ran in, instead of its chain: rounds of at most DIVE_ROUND_SECONDS (the best partition is
 #: exchanged between rounds), each dive's column generation + MIP on the records left given at
 #: most DIVE_SECONDS; the share of the fixable groups fixed cycles through DIVE_SHARES.
-#: Tarragona k = 3, from the 14.46836 partition (development runs, nice 19): 14.46814 after one
-#: dive (70 s), 14.46805 after two; the chains had found nothing there in the last 480 s.
+#: 600 s on 2 cores (benchmarks/results/auto_budget.md): Census k = 3 4.6729 (column
+#: generation's MIP) -> 4.6689 by the dives (chains alone, stop 24: 4.6708); Tarragona k = 3
+#: 14.4684 -> 14.4677. The chains they replace had found nothing in those cells' last 420-480 s.
 DIVE_ROUND_SECONDS = 120.0
 DIVE_SECONDS = 90.0
 DIVE_MIN_SECONDS = 20.0
