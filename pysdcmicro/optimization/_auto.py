@@ -290,7 +290,7 @@ def _dives(Z: np.ndarray, k: int, labels: np.ndarray, integral: list, ctx: Conte
     best_sse = sse(Z, best)
     n = Z.shape[0]
     stats = {"dives": 0, "improving_dives": 0, "dive_residual_sizes": []}
-    while ctx.remaining() >= DIVE_MIN_SECONDS:
+    while not ctx.expired() and ctx.remaining() >= DIVE_MIN_SECONDS:
         groups = groups_from_labels(best)
         fixable = [g for g in groups if np.sort(g).tobytes() in keys]
         share = DIVE_SHARES[stats["dives"] % len(DIVE_SHARES)]
