@@ -348,3 +348,31 @@ def test_ctrl_c_in_the_first_epoch_returns_the_workers_best_quickly(tmp_path):
     assert res.sse <= base.sse * (1 + 1e-12)
     after = set(os.listdir(tempfile.gettempdir()))
     assert not [p for p in after - before if p.startswith("pysdcmicro-auto-")]
+
+
+def test_dives_fix_lp_integral_groups_and_never_worsen(monkeypatch):
+    """`_dives` (after a converged column generation): every dive fixes some of the incumbent's
+    LP-integral groups and re-solves the rest; the answer is a valid k-partition no worse than
+    its start, and column generation lists the integral groups only when asked and converged."""
+    from pysdcmicro._context import Context
+    from pysdcmicro._partition import sse
+    from pysdcmicro.optimization import _auto
+    from pysdcmicro.optimization._column_generation import solve_column_generation
+
+    Z = zscore(make_synthetic(36, 2, rng=3))
+    start = microaggregate(Z, 3, method="mdav", scaling="none").labels
+    # short deadlines (< IMPORT_MIN_SECONDS): the numpy pricing, no numba to load
+    cg = solve_column_generation(Z, 3, Context(0, 8.0), seeds=[start], mip=False, integral_groups=True)
+    if not cg.info["converged"]:  # 0.13 s of CPU: the clock, not the code
+        pytest.skip("machine too loaded: column generation did not converge in 8 s")
+    assert cg.info["integral_groups"]
+    assert "integral_groups" not in solve_column_generation(Z, 3, Context(0, 8.0), seeds=[start], mip=False,
+                                                            max_iterations=1).info
+    for g in cg.info["integral_groups"]:
+        assert 3 <= len(g) <= 5
+    monkeypatch.setattr(_auto, "DIVE_MIN_SECONDS", 0.0)  # dive until the deadline (one dive at least)
+    monkeypatch.setattr(_auto, "DIVE_SECONDS", 0.5)
+    labels, stats = _auto._dives(Z, 3, start, cg.info["integral_groups"], Context(1, 1.0))
+    assert_k_partition(labels, 36, 3)
+    assert sse(Z, labels) <= sse(Z, start) * (1 + 1e-12)
+    assert stats["dives"] >= 1 and all(s < 36 for s in stats["dive_residual_sizes"])

@@ -27,7 +27,9 @@ Two regimes (issue 14):
   and its integer answer) takes a worker on a small problem (n <= 400) or from 3 cores, the
   decomposition heuristic from 4 cores; they start from the shared incumbent. On long
   budgets with chains (``CG_*``), column generation takes a worker's chain over after a
-  minute, seeded with the best partition, and the worker runs a chain again when it is done.
+  minute, seeded with the best partition; when it is done with a converged LP the worker
+  dives (``_dives``: fix part of the incumbent's LP-integral groups, column generation + MIP
+  on the records left) in rounds until the deadline, else it runs a chain again.
   A Ctrl-C asks the workers for their best partitions (``INTERRUPT_WAIT``).
   ``info["components"]`` says what each component found and in how many seconds,
   ``info["winner"]`` which one found the answer. Such runs stop by the clock, so they are
@@ -78,13 +80,25 @@ EPOCH_SECONDS = 15.0
 #: Long budgets on 2+ cores (chains): column generation takes one worker's chain over after
 #: CG_SWITCH_SECONDS, seeded with the best partition then, for its proven bound (its LP
 #: converges at k = 3 on the 1 000-record CASC sets in about a minute) and its MIP over the
-#: generated groups; when it is done the worker runs a chain again. Census k = 3 (600 s on 2
+#: generated groups; when it is done the worker dives (converged LP, DIVE_*) or runs a chain
+#: again. Census k = 3 (600 s on 2
 #: cores): ICSM chains alone stopped at IL 4.6945 with the neighbour bound (gap 27 %).
 CG_MIN_LIMIT = 240.0
 CG_MAX_N = 1500
 CG_MAX_K = 5
 CG_SWITCH_SECONDS = 60.0
 CG_MIN_LEFT = 30.0  # column generation starts only with this many seconds left
+#: Dives after a converged column generation (``_dives``), in the worker column generation
+#: ran in, instead of its chain: rounds of at most DIVE_ROUND_SECONDS (the best partition is
+#: exchanged between rounds), each dive's column generation + MIP on the records left given at
+#: most DIVE_SECONDS; the share of the fixable groups fixed cycles through DIVE_SHARES.
+#: 600 s on 2 cores (benchmarks/results/auto_budget.md): Census k = 3 4.6729 (column
+#: generation's MIP) -> 4.6689 by the dives (chains alone, stop 24: 4.6708); Tarragona k = 3
+#: 14.4684 -> 14.4677. The chains they replace had found nothing in those cells' last 420-480 s.
+DIVE_ROUND_SECONDS = 120.0
+DIVE_SECONDS = 90.0
+DIVE_MIN_SECONDS = 20.0
+DIVE_SHARES = (1.0, 0.8, 0.9)
 #: Records in a region restart of the portfolio: ICSM's default region of 30 groups is 90
 #: records at k = 3 but 150 at k = 5, where one restart cost 5-10 times more (its n-opt cycle
 #: search grows with the region) and the chains made 100-300 restarts per 15-s epoch on
@@ -259,6 +273,49 @@ def _watch(path: str, deadline) -> None:
     threading.Thread(target=poll, name="pysdcmicro-auto-stop", daemon=True).start()
 
 
+def _dives(Z: np.ndarray, k: int, labels: np.ndarray, integral: list, ctx: Context) -> tuple[np.ndarray, dict]:
+    """LP-guided dives from ``labels`` until ``ctx``'s deadline.
+
+    ``integral``: the groups at value 1 in column generation's converged master LP. A dive
+    fixes a share (``DIVE_SHARES``) of the incumbent's groups that are among them, chosen at
+    random, and solves the records left, a microaggregation problem of their own, by column
+    generation + MIP seeded with the incumbent's other groups (its LP, unlike the whole
+    problem's, has only those records to cover, so it prices new groups for them); the union
+    replaces the incumbent when it is better. O(n) memory besides column generation's."""
+    from .._partition import canonical_labels, groups_from_labels
+    from ._column_generation import solve_column_generation
+
+    keys = {np.sort(np.asarray(g, dtype=np.int64)).tobytes() for g in integral}
+    best = np.asarray(canonical_labels(labels), dtype=np.int64)
+    best_sse = sse(Z, best)
+    n = Z.shape[0]
+    stats = {"dives": 0, "improving_dives": 0, "dive_residual_sizes": []}
+    while not ctx.expired() and ctx.remaining() >= DIVE_MIN_SECONDS:
+        groups = groups_from_labels(best)
+        fixable = [g for g in groups if np.sort(g).tobytes() in keys]
+        share = DIVE_SHARES[stats["dives"] % len(DIVE_SHARES)]
+        count = min(int(share * len(fixable)), len(groups) - 2)  # two groups at least stay free
+        if count < 1:
+            break
+        fixed = np.zeros(n, dtype=bool)
+        for i in ctx.rng.permutation(len(fixable))[:count]:
+            fixed[fixable[i]] = True
+        rest = np.flatnonzero(~fixed)
+        seconds = min(DIVE_SECONDS, ctx.remaining())
+        sub = solve_column_generation(np.ascontiguousarray(Z[rest]), k, ctx.child(seconds=seconds),
+                                      seeds=[np.asarray(canonical_labels(best[rest]))], mip_time=seconds / 2)
+        new = best.copy()
+        new[rest] = np.asarray(sub.labels, dtype=np.int64) + int(best.max()) + 1
+        value = sse(Z, new)
+        stats["dives"] += 1
+        stats["dive_residual_sizes"].append(int(rest.size))
+        if value < best_sse - 1e-12 * max(1.0, best_sse):
+            best, best_sse = np.asarray(canonical_labels(new), dtype=np.int64), value
+            stats["improving_dives"] += 1
+            ctx.offer(best, best_sse)
+    return best, stats
+
+
 def _component(name: str, Z: np.ndarray, k: int, labels: np.ndarray | None, seed: int, end_wall: float,
                stop_path: str | None = None, options: dict | None = None) -> dict:
     """One portfolio component, run in a worker process until ``end_wall`` (``time.time()``),
@@ -279,7 +336,10 @@ def _component(name: str, Z: np.ndarray, k: int, labels: np.ndarray | None, seed
         sol = solve_column_generation(Z, k, ctx, seeds=seeds, **(options or {}))
         lower = sol.lower_bound
         extra = {key: sol.info.get(key) for key in ("iterations", "converged", "columns", "cg_seconds", "bound_source",
-                                                    "mip_status", "found_by") if key in sol.info}
+                                                    "mip_status", "found_by", "integral_groups") if key in sol.info}
+    elif name == "dives":
+        best, extra = _dives(Z, k, labels, (options or {}).get("integral", []), ctx)
+        sol = Solution(labels=best, status="limit")
     elif name == "decomposition":
         from .. import _registry
 
@@ -431,7 +491,8 @@ def _portfolio(Z, k, ctx, info, processes: int) -> Solution:
         if mode == "chains" and not long_plan and limit >= CG_MIN_LIMIT and n <= CG_MAX_N and k <= CG_MAX_K:
             cg = {"state": "planned", "at": min(CG_SWITCH_SECONDS, 0.25 * limit)}
             info["plan"]["column_generation"] = (f"takes a worker's chain over after {cg['at']:g} s, seeded with the "
-                                                 "best partition; that worker runs a chain again when it is done")
+                                                 "best partition; when it is done that worker dives from its "
+                                                 "converged LP (or runs a chain again)")
         # 2. restarts until the deadline, in epochs
         if mode == "chains":
             epochs = max(1, int((ctx.remaining() - margin) // EPOCH_SECONDS))
@@ -455,15 +516,30 @@ def _portfolio(Z, k, ctx, info, processes: int) -> Solution:
             elif mode == "chains":  # the workers' chains start from MDAV + two-swap in the first epoch
                 everything = np.arange(n)
                 free = split_workers
-                if cg["state"] == "running" and cg["future"].done():  # the worker is free again
+                if cg["state"] in ("running", "diving") and cg["future"].done():  # the worker is free again
+                    done_name = "column-generation" if cg["state"] == "running" else "dives"
                     cg["state"] = "done"
-                    futures.remove((cg["future"], "column-generation"))
-                    res = _collect(cg["future"], "column-generation", best, components, ctx, time.monotonic() + 1.0,
-                                   stopper)
+                    futures.remove((cg["future"], done_name))
+                    res = _collect(cg["future"], done_name, best, components, ctx, time.monotonic() + 1.0, stopper)
+                    if res is not None and done_name == "column-generation":
+                        cg["integral"] = res.pop("integral_groups", None)
                     if res is not None and res.get("lower_bound") is not None and \
                             (lower is None or float(res["lower_bound"]) > lower):
                         lower = float(res["lower_bound"])
                         info["bound_from"] = "column generation"
+                    # a converged LP: the worker dives from the best partition, in rounds
+                    # (DIVE_ROUND_SECONDS) so that the best is exchanged, instead of its chain
+                    if cg.get("integral") and end_wall - margin - time.time() >= DIVE_MIN_SECONDS + 5.0:
+                        dive_end = min(end_wall - margin, epoch_end + EPOCH_SECONDS *
+                                       max(0, round(DIVE_ROUND_SECONDS / EPOCH_SECONDS) - 1))
+                        try:
+                            cg["future"] = pool.submit(_component, "dives", Z, k, best.labels, ctx.seed(), dive_end,
+                                                       stop_path, {"integral": cg["integral"]})
+                            cg["state"] = "diving"
+                            futures.append((cg["future"], "dives"))
+                            info["seconds"].setdefault("dives started at", round(ctx.elapsed(), 3))
+                        except Exception as exc:  # the workers are gone: the loop below goes on alone
+                            info["workers_failed"] = f"{type(exc).__name__}: {exc}"
                 if cg["state"] == "planned" and ctx.elapsed() >= cg["at"] and ctx.remaining() >= CG_MIN_LEFT:
                     try:
                         cg["future"] = pool.submit(_component, "column-generation", Z, k, best.labels, ctx.seed(),
@@ -475,7 +551,7 @@ def _portfolio(Z, k, ctx, info, processes: int) -> Solution:
                     except Exception as exc:  # the workers are gone: the loop below goes on alone
                         info["workers_failed"] = f"{type(exc).__name__}: {exc}"
                         cg["state"] = "off"
-                if cg["state"] == "running":
+                if cg["state"] in ("running", "diving"):
                     free -= 1
                 tasks = [(everything, source)] + [(everything, base if epoch == 0 else best.labels)] * free
             else:
@@ -557,6 +633,8 @@ def _portfolio(Z, k, ctx, info, processes: int) -> Solution:
         until = time.monotonic() + max(0.0, ctx.remaining()) + min(2.0, 0.04 * limit)
         for f, name in futures:
             res = _collect(f, name, best, components, ctx, until, stopper)
+            if res is not None:
+                res.pop("integral_groups", None)  # for the dives only, not for the report
             if res is not None and res.get("lower_bound") is not None:
                 lb = float(res["lower_bound"])
                 if lower is None or lb > lower:
@@ -587,6 +665,8 @@ def _portfolio(Z, k, ctx, info, processes: int) -> Solution:
     plan_text = ", ".join(info["plan"]["workers"]) or "none"
     if "column-generation started at" in timing:
         plan_text += f"; column generation in a worker from {timing['column-generation started at']:.0f} s"
+    if "dives started at" in timing:
+        plan_text += f", dives from its LP from {timing['dives started at']:.0f} s"
     message = (f"auto ({shown:g} s on {cores} core{'s' if cores != 1 else ''}: ICSM restarts; workers: {plan_text}): "
                f"best: {best.who}{note}")
     return Solution(labels=best.labels, status=status, message=message, lower_bound=lower, info=info)
@@ -622,7 +702,7 @@ def _cg_options(remaining: float) -> dict:
     quarter of its time hands its time to the record ascent) was measured at k = 10 only; the
     portfolio runs column generation at k <= 5, where its 600-s cells converged the LP
     without it, so it stays off here until measured there."""
-    return {"mip_time": max(60.0, remaining / 3.0), "ascent_switch": 1.0}
+    return {"mip_time": max(60.0, remaining / 3.0), "ascent_switch": 1.0, "integral_groups": True}
 
 
 def _collect(future, name, best, components, ctx, until, stopper=None) -> dict | None:

@@ -187,8 +187,12 @@ def solve_column_generation(Z: np.ndarray, k: int, ctx: Context, *,
                             heuristic_share: float = 0.1, exact_trigger: int | None = None,
                             ascent_share: float = 0.2, ascent_steps: int | None = None,
                             ascent_nodes: int = 200, ascent_switch: float = 0.25,
-                            cut_rounds: int | None = None, cuts_per_round: int = 600) -> Solution:
-    """The column-generation engine (see :func:`column_generation`)."""
+                            cut_rounds: int | None = None, cuts_per_round: int = 600,
+                            integral_groups: bool = False) -> Solution:
+    """The column-generation engine (see :func:`column_generation`).
+
+    With ``integral_groups``, a converged run's ``info["integral_groups"]`` lists the groups
+    (row arrays) at value 1 in the optimal master LP (``auto``'s dives fix them)."""
     n = Z.shape[0]
     started = time.monotonic()
     info: dict = {"lp_solver": lp_solver, "cpsat_workers": workers}
@@ -290,6 +294,7 @@ def solve_column_generation(Z: np.ndarray, k: int, ctx: Context, *,
     exact_rounds = mispricings = bb_nodes = 0
     priced_bounds: list = []
     lp_value = None
+    lp_x = None
     pi = None
     converged = False
     status = "done"
@@ -343,6 +348,7 @@ def solve_column_generation(Z: np.ndarray, k: int, ctx: Context, *,
             status = "limit"
             break
         pi, lp_value = lp["duals"], lp["objective"]
+        lp_x = lp.get("x")
         # Cheap valid bound at every iteration.
         _, rec = record_bounds(nbr_dist, pi, k)
         lb_pi = _safe(lagrangian_bound(pi, rec, n), pi)
@@ -590,6 +596,9 @@ def solve_column_generation(Z: np.ndarray, k: int, ctx: Context, *,
         for rows in asc["columns"][: max(n, 1000)]:
             pool.add(rows, group_cost(Z, rows))
 
+    if integral_groups and converged and lp_x is not None:
+        # the last master solution is optimal (converged): its columns at 1, before the pool grows
+        info["integral_groups"] = [pool.members[p] for p in np.flatnonzero(np.asarray(lp_x) > 0.99)]
     info.update(iterations=it, converged=converged, lp_value=lp_value, columns=len(pool),
                 neighbours=int(L), exact_pricing_calls=exact_calls, exact_model=exact_model,
                 last_anchor_rounds=info_anchor[-(2 * k):], anchor_time_raised_to=notes_stall,
