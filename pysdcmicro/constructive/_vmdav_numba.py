@@ -241,11 +241,15 @@ def vmdav_rounds(X, sqn, XT32, n32, scale2, E, k, g2, extend, seeds, labels, act
                                 ub = v
                     if ub < np.inf and not d_in2 < g2 * ub:
                         break
-                    # d_out exactly: e_min's nearest other record lies within sqrt(ub) of it,
-                    # hence within d(e_min, seed) + sqrt(ub) of the seed
+                    # d_out decides only through the test: a record farther from e_min than
+                    # d_in / gamma cannot make it fail, so e_min's nearest other record need
+                    # only be sought within min(sqrt(ub), d_in / gamma) of e_min, hence within
+                    # d(e_min, seed) + that of the seed; the first block that holds a record
+                    # failing the test ends the search (the least one fails it too)
                     d_out2 = np.inf
                     if ub < np.inf:
-                        r = (np.sqrt(_sqd(X, j, X, e)) + np.sqrt(ub)) * slack
+                        rr = min(np.sqrt(ub), np.sqrt(d_in2 / g2) * slack)
+                        r = (np.sqrt(_sqd(X, j, X, e)) + rr) * slack
                         lim2 = (r * slack) ** 2 * scale2 + E
                         for b in range(nbm):
                             if bmin[b] > lim2:
@@ -257,6 +261,8 @@ def vmdav_rounds(X, sqn, XT32, n32, scale2, E, k, g2, extend, seeds, labels, act
                                         v = _sqd(X, i, X, j)
                                         if v < d_out2:
                                             d_out2 = v
+                            if not d_in2 < g2 * d_out2:
+                                break
                     else:
                         for a in range(m):
                             i = act[a]
