@@ -409,8 +409,8 @@ def test_screened_path_equals_numpy_path_with_duplicated_rows():
     nb = _mdav_mod._kernels()
     rng = np.random.default_rng(61)
     for k, gamma, d in [(2, 0.2, 3), (3, 0.5, 10), (5, 1.1, 4), (4, 3.0, 6)]:
-        base = rng.normal(size=(120, d))
-        Z = np.ascontiguousarray(zscore(base[rng.integers(0, 120, size=300)]))  # duplicated rows
+        base = rng.normal(size=(80, d))
+        Z = np.ascontiguousarray(zscore(base[rng.integers(0, 80, size=180)]))  # duplicated rows
         a = _vmdav_mod._screened_labels(nb, Z, k, gamma, None)
         b = _vmdav_mod._numpy_labels(Z, k, gamma, None)
         np.testing.assert_array_equal(a[0], b[0])
