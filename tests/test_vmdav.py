@@ -403,6 +403,21 @@ def test_screened_path_equals_numpy_path_on_larger_sets(kind):
 
 
 @_needs_numba
+def test_screened_path_equals_numpy_path_with_duplicated_rows():
+    """The compiled rounds' shortened d_out search (radius min(sqrt(ub), d_in / gamma), first
+    failing block ends it) decides as the numpy rounds' exhaustive one, ties included."""
+    nb = _mdav_mod._kernels()
+    rng = np.random.default_rng(61)
+    for k, gamma, d in [(2, 0.2, 3), (3, 0.5, 10), (5, 1.1, 4), (4, 3.0, 6)]:
+        base = rng.normal(size=(80, d))
+        Z = np.ascontiguousarray(zscore(base[rng.integers(0, 80, size=180)]))  # duplicated rows
+        a = _vmdav_mod._screened_labels(nb, Z, k, gamma, None)
+        b = _vmdav_mod._numpy_labels(Z, k, gamma, None)
+        np.testing.assert_array_equal(a[0], b[0])
+        assert a[1] == b[1]
+
+
+@_needs_numba
 def test_screened_path_stops_extending_at_the_deadline():
     nb = _mdav_mod._kernels()
     Z = np.ascontiguousarray(zscore(np.random.default_rng(2).normal(size=(50, 3))))
