@@ -26,6 +26,7 @@ A second SIGINT, at any moment, raises ``KeyboardInterrupt`` at once. Without
 from __future__ import annotations
 
 import contextlib
+import os
 import signal
 import threading
 import time
@@ -47,7 +48,28 @@ class _State:
 _state = _State()
 
 
+#: Python code that C calls back (numba's compiler loading or saving its cache through
+#: llvmlite): a ``KeyboardInterrupt`` raised there is swallowed by ctypes ("Exception
+#: ignored on calling ctypes callback function", with a traceback on stderr) and the Ctrl-C
+#: is lost. Seen in the start-up test with a cold numba cache.
+_CALLBACK_PARTS = (f"{os.sep}llvmlite{os.sep}",)
+
+
+def _in_callback(frame) -> bool:
+    while frame is not None:
+        if any(part in frame.f_code.co_filename for part in _CALLBACK_PARTS):
+            return True
+        frame = frame.f_back
+    return False
+
+
 def _handler(signum, frame) -> None:
+    if _in_callback(frame):
+        # Deliver it again in 50 ms, out of the callback; it is not counted now.
+        timer = threading.Timer(0.05, os.kill, (os.getpid(), signum))
+        timer.daemon = True
+        timer.start()
+        return
     _state.count += 1
     if _state.first_at is None:
         _state.first_at = time.monotonic()

@@ -146,6 +146,30 @@ def _check_written(tmp_path, out, rep, message_part):
     assert [p.name for p in tmp_path.iterdir() if p.name.startswith(".pysdcmicro-")] == []
 
 
+def test_ctrl_c_inside_a_c_callback_is_delivered_again_not_lost(monkeypatch):
+    """A SIGINT handled while Python code that C calls back runs (numba loading its cache
+    through llvmlite) would raise where ctypes swallows it, printing a traceback and losing
+    the Ctrl-C (seen with a cold cache): the handler re-sends it shortly instead."""
+    from pysdcmicro import _interrupt
+
+    sent = []
+    monkeypatch.setattr(_interrupt.os, "kill", lambda pid, sig: sent.append((pid, sig)))
+    monkeypatch.setattr(_interrupt._state, "count", 0)
+    monkeypatch.setattr(_interrupt._state, "solving", 1)
+    fake = os.sep.join(["", "site-packages", "llvmlite", "binding", "executionengine.py"])
+    code = compile("def cb(h):\n    h(2, sys._getframe())\n", fake, "exec")
+    space = {"sys": sys}
+    exec(code, space)
+    space["cb"](_interrupt._handler)  # must not raise here
+    deadline = time.monotonic() + 5
+    while not sent and time.monotonic() < deadline:
+        time.sleep(0.01)
+    assert sent == [(os.getpid(), signal.SIGINT)]
+    assert _interrupt._state.count == 0
+    with pytest.raises(KeyboardInterrupt):  # outside a callback, while solving: raised at once
+        _interrupt._handler(signal.SIGINT, sys._getframe())
+
+
 @pytest.mark.parametrize("where", ["read_table", "default_variables"])
 def test_ctrl_c_while_reading_writes_a_release(tmp_path, monkeypatch, where):
     from pysdcmicro import _validation, cli
