@@ -393,10 +393,11 @@ def test_column_generation_worker_runs_the_cut_phase_at_k3():
     assert k == 3
     opt, _ = brute_force_optimum(Z, k)
     start = microaggregate(Z, k, method="mdav", scaling="none").labels
-    options = _auto._cg_options(30.0, k)
+    options = _auto._cg_options(150.0, k)
     assert options["cut_rounds"] > 0 and 0 < options["cut_time"] <= _auto.CUT_SECONDS
-    # a 30-s deadline (long enough to load the compiled pricing); the tiny run ends in a second
-    res = _auto._component("column-generation", Z, k, start, 0, time.time() + 30.0, None, options)
+    # a 150-s deadline (long enough to load or compile the pricing with cuts before the capped
+    # cut phase); the tiny run ends in about a second once it is compiled
+    res = _auto._component("column-generation", Z, k, start, 0, time.time() + 150.0, None, options)
     if not res.get("converged"):  # the clock, not the code
         pytest.skip("machine too loaded: column generation did not converge")
     cuts = res["subset_row_cuts"]

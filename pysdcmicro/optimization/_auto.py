@@ -342,6 +342,8 @@ def _component(name: str, Z: np.ndarray, k: int, labels: np.ndarray | None, seed
         from ._column_generation import solve_column_generation
 
         seeds = [labels] if labels is not None else None
+        if (options or {}).get("cut_rounds"):
+            _warm_cut_kernel(ctx.deadline)
         sol = solve_column_generation(Z, k, ctx, seeds=seeds, **(options or {}))
         lower = sol.lower_bound
         extra = {key: sol.info.get(key) for key in ("iterations", "converged", "columns", "cg_seconds", "bound_source",
@@ -749,6 +751,23 @@ def _cut_options(remaining: float, k: int) -> dict:
     if k > CUT_MAX_K:
         return {}
     return {"cut_rounds": CUT_ROUNDS, "cut_time": min(CUT_SECONDS, CUT_SHARE * remaining)}
+
+
+def _warm_cut_kernel(deadline) -> None:
+    """Compile (or load from numba's disk cache) the pricing with cut penalties before column
+    generation starts, where the whole budget is ahead: the cut phase's capped time
+    (``cut_time`` < the pricing's ``COMPILE_MIN_SECONDS``) would refuse to compile it, and on
+    a machine whose cache does not hold it yet the cuts would never run. Compiling took about
+    half a minute of CPU, once per installation; skipped (None) on deadlines too short for it."""
+    from ._pricing import CutRows, _bb_kernel, anchored_pricing, neighbours
+
+    kernel = _bb_kernel(points=True, deadline=deadline, cuts=True)
+    if kernel is None or kernel.signatures:
+        return
+    Z = np.random.default_rng(0).normal(size=(8, 2))
+    _, nbr_dist = neighbours(Z, 8)
+    anchored_pricing(Z, nbr_dist, np.ones(8), 3, 3, deadline=deadline,
+                     cuts=CutRows(8, np.array([[0, 1, 2]]), np.array([0.5])))
 
 
 def _bound_argument(res: dict) -> str:
