@@ -29,7 +29,8 @@ Two regimes (issue 14):
   budgets with chains (``CG_*``), column generation takes a worker's chain over after a
   minute, seeded with the best partition; when it is done with a converged LP the worker
   dives (``_dives``: fix part of the incumbent's LP-integral groups, column generation + MIP
-  on the records left) in rounds until the deadline, else it runs a chain again.
+  on the records left) in rounds until the deadline, else it runs a chain again. At k <= 3
+  column generation adds subset-row cuts after its LP (``CUT_*``), for the bound.
   A Ctrl-C asks the workers for their best partitions (``INTERRUPT_WAIT``).
   ``info["components"]`` says what each component found and in how many seconds,
   ``info["winner"]`` which one found the answer. Such runs stop by the clock, so they are
