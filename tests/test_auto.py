@@ -376,3 +376,36 @@ def test_dives_fix_lp_integral_groups_and_never_worsen(monkeypatch):
     assert_k_partition(labels, 36, 3)
     assert sse(Z, labels) <= sse(Z, start) * (1 + 1e-12)
     assert stats["dives"] >= 1 and all(s < 36 for s in stats["dive_residual_sizes"])
+
+
+def test_column_generation_worker_runs_the_cut_phase_at_k3():
+    """auto's column-generation worker at k <= 3 runs the subset-row cuts after its LP: the
+    component reports the cut phase, whose bound lies between the plain LP value and the
+    brute-force optimum, and the worker's bound names its argument. (The component itself,
+    in this process: the whole portfolio needs worker processes and a 240-s budget.)"""
+    from pysdcmicro.optimization import _auto
+
+    from ._helpers import brute_force_optimum
+
+    rng = np.random.default_rng(6)  # test_subset_row_cuts: k = 3, a fractional plain LP
+    n, k = int(rng.integers(8, 13)), int(rng.choice([2, 3, 4]))
+    Z = zscore(rng.normal(size=(n, int(rng.integers(1, 4)))))
+    assert k == 3
+    opt, _ = brute_force_optimum(Z, k)
+    start = microaggregate(Z, k, method="mdav", scaling="none").labels
+    options = _auto._cg_options(150.0, k)
+    assert options["cut_rounds"] > 0 and 0 < options["cut_time"] <= _auto.CUT_SECONDS
+    # a 150-s deadline (long enough to load or compile the pricing with cuts before the capped
+    # cut phase); the tiny run ends in about a second once it is compiled
+    res = _auto._component("column-generation", Z, k, start, 0, time.time() + 150.0, None, options)
+    if not res.get("converged"):  # the clock, not the code
+        pytest.skip("machine too loaded: column generation did not converge")
+    cuts = res["subset_row_cuts"]
+    assert res["lp_value"] < opt - 1e-6  # the plain LP is fractional here
+    assert cuts["rounds"] >= 1 and cuts["seconds"] is not None
+    # at least the LP value (less the bound's float margin), at most the optimum (on a quiet
+    # machine above the LP: test_subset_row_cuts; here the capped phase may stop by the clock)
+    assert res["lp_value"] * (1 - 1e-7) <= cuts["bound_after"] <= opt + 1e-9
+    assert res["lower_bound"] <= opt + 1e-9
+    assert _auto._bound_argument(res).startswith("column generation: ")
+    assert _auto._cut_options(30.0, 4) == {}

@@ -29,7 +29,8 @@ Two regimes (issue 14):
   budgets with chains (``CG_*``), column generation takes a worker's chain over after a
   minute, seeded with the best partition; when it is done with a converged LP the worker
   dives (``_dives``: fix part of the incumbent's LP-integral groups, column generation + MIP
-  on the records left) in rounds until the deadline, else it runs a chain again.
+  on the records left) in rounds until the deadline, else it runs a chain again. At k <= 3
+  column generation adds subset-row cuts after its LP (``CUT_*``), for the bound.
   A Ctrl-C asks the workers for their best partitions (``INTERRUPT_WAIT``).
   ``info["components"]`` says what each component found and in how many seconds,
   ``info["winner"]`` which one found the answer. Such runs stop by the clock, so they are
@@ -99,6 +100,15 @@ DIVE_ROUND_SECONDS = 120.0
 DIVE_SECONDS = 90.0
 DIVE_MIN_SECONDS = 20.0
 DIVE_SHARES = (1.0, 0.8, 0.9)
+#: Subset-row cuts in the column-generation worker (issue 14 / 16): at k <= CUT_MAX_K, after its
+#: LP converges, rounds of subset-row cuts on triples raise the proven bound above the LP value
+#: (part (j) of benchmarks/results/colgen.md: Tarragona k = 3 13.8574 -> 14.4588 in 51 s, gap
+#: 4.22 % -> 0.06 %); they get at most CUT_SECONDS and CUT_SHARE of the time left when column
+#: generation starts, before its MIP and the dives (which keep the rest).
+CUT_MAX_K = 3
+CUT_SECONDS = 90.0
+CUT_SHARE = 0.2
+CUT_ROUNDS = 50
 #: Records in a region restart of the portfolio: ICSM's default region of 30 groups is 90
 #: records at k = 3 but 150 at k = 5, where one restart cost 5-10 times more (its n-opt cycle
 #: search grows with the region) and the chains made 100-300 restarts per 15-s epoch on
@@ -333,10 +343,21 @@ def _component(name: str, Z: np.ndarray, k: int, labels: np.ndarray | None, seed
         from ._column_generation import solve_column_generation
 
         seeds = [labels] if labels is not None else None
+        if (options or {}).get("cut_rounds"):
+            _warm_cut_kernel(ctx.deadline)
         sol = solve_column_generation(Z, k, ctx, seeds=seeds, **(options or {}))
         lower = sol.lower_bound
         extra = {key: sol.info.get(key) for key in ("iterations", "converged", "columns", "cg_seconds", "bound_source",
-                                                    "mip_status", "found_by", "integral_groups") if key in sol.info}
+                                                    "lp_value", "mip_status", "found_by", "integral_groups")
+                 if key in sol.info}
+        cuts = sol.info.get("subset_row_cuts")
+        if cuts is not None:  # the cut phase ran: its bound and what it cost (the report's summary)
+            phase = [row for row in sol.info.get("phases", []) if row[0] == "subset-row cuts"]
+            extra["subset_row_cuts"] = {
+                "bound_before": cuts.get("bound_before"), "bound_after": cuts.get("bound_after"),
+                "lp_value_with_cuts": cuts.get("lp_value"), "rounds": len(cuts.get("rounds") or []),
+                "cuts": cuts.get("cuts"), "columns": cuts.get("columns"),
+                "seconds": round(phase[-1][2] - phase[-1][1], 3) if phase else None, "stopped": cuts.get("stopped")}
     elif name == "dives":
         best, extra = _dives(Z, k, labels, (options or {}).get("integral", []), ctx)
         sol = Solution(labels=best, status="limit")
@@ -447,8 +468,9 @@ def _portfolio(Z, k, ctx, info, processes: int) -> Solution:
         best = _Best(base, base_sse, "mdav+two-swap")
         if pool is not None:
             for name in long_plan:  # they start from the shared incumbent and run to the deadline
+                options = _cut_options(ctx.remaining(), k) if name == "column-generation" else None
                 futures.append((pool.submit(_component, name, Z, k, best.labels, ctx.seed(), end_wall - margin,
-                                            stop_path), name))
+                                            stop_path, options), name))
         lower = None
         # the neighbour bound costs O(n^2 d): at once on small data, else only with time to spare
         if n <= BOUND_MAX_N and not ctx.expired() and (n * n * d <= 2e7 or limit >= 30):
@@ -492,7 +514,9 @@ def _portfolio(Z, k, ctx, info, processes: int) -> Solution:
             cg = {"state": "planned", "at": min(CG_SWITCH_SECONDS, 0.25 * limit)}
             info["plan"]["column_generation"] = (f"takes a worker's chain over after {cg['at']:g} s, seeded with the "
                                                  "best partition; when it is done that worker dives from its "
-                                                 "converged LP (or runs a chain again)")
+                                                 "converged LP (or runs a chain again)" +
+                                                 (f"; at k <= {CUT_MAX_K} subset-row cuts after its LP for at "
+                                                  f"most {CUT_SECONDS:g} s, for the bound" if k <= CUT_MAX_K else ""))
         # 2. restarts until the deadline, in epochs
         if mode == "chains":
             epochs = max(1, int((ctx.remaining() - margin) // EPOCH_SECONDS))
@@ -526,7 +550,7 @@ def _portfolio(Z, k, ctx, info, processes: int) -> Solution:
                     if res is not None and res.get("lower_bound") is not None and \
                             (lower is None or float(res["lower_bound"]) > lower):
                         lower = float(res["lower_bound"])
-                        info["bound_from"] = "column generation"
+                        info["bound_from"] = _bound_argument(res)
                     # a converged LP: the worker dives from the best partition, in rounds
                     # (DIVE_ROUND_SECONDS) so that the best is exchanged, instead of its chain
                     if cg.get("integral") and end_wall - margin - time.time() >= DIVE_MIN_SECONDS + 5.0:
@@ -543,7 +567,7 @@ def _portfolio(Z, k, ctx, info, processes: int) -> Solution:
                 if cg["state"] == "planned" and ctx.elapsed() >= cg["at"] and ctx.remaining() >= CG_MIN_LEFT:
                     try:
                         cg["future"] = pool.submit(_component, "column-generation", Z, k, best.labels, ctx.seed(),
-                                                   end_wall - margin, stop_path, _cg_options(ctx.remaining()))
+                                                   end_wall - margin, stop_path, _cg_options(ctx.remaining(), k))
                         cg["state"] = "running"
                         cg["started"] = ctx.elapsed()
                         info["seconds"]["column-generation started at"] = round(cg["started"], 3)
@@ -639,7 +663,7 @@ def _portfolio(Z, k, ctx, info, processes: int) -> Solution:
                 lb = float(res["lower_bound"])
                 if lower is None or lb > lower:
                     lower = lb
-                    info["bound_from"] = "column generation"
+                    info["bound_from"] = _bound_argument(res)
     except KeyboardInterrupt:
         # Ctrl-C: this process's best is the context's incumbent; the workers are told to stop
         # and the partitions they hold (all the data: chains and long components) are taken
@@ -665,10 +689,16 @@ def _portfolio(Z, k, ctx, info, processes: int) -> Solution:
     plan_text = ", ".join(info["plan"]["workers"]) or "none"
     if "column-generation started at" in timing:
         plan_text += f"; column generation in a worker from {timing['column-generation started at']:.0f} s"
+    cuts = next((c["subset_row_cuts"] for c in components if c.get("subset_row_cuts")), None)
+    if cuts is not None:  # column generation's cut phase (k <= CUT_MAX_K): its time and bound
+        timing["subset-row cuts (column generation)"] = cuts["seconds"]
+        plan_text += (f", subset-row cuts {cuts['seconds'] or 0:.0f} s ({cuts['cuts']} cuts, "
+                      f"{cuts['rounds']} rounds proven)")
     if "dives started at" in timing:
         plan_text += f", dives from its LP from {timing['dives started at']:.0f} s"
+    bound_text = f"; bound: {info['bound_from']}" if lower is not None and info.get("bound_from") else ""
     message = (f"auto ({shown:g} s on {cores} core{'s' if cores != 1 else ''}: ICSM restarts; workers: {plan_text}): "
-               f"best: {best.who}{note}")
+               f"best: {best.who}{bound_text}{note}")
     return Solution(labels=best.labels, status=status, message=message, lower_bound=lower, info=info)
 
 
@@ -694,15 +724,58 @@ def _gather(futures, ctx, until, n) -> None:
                 ctx.offer(labels, res["sse"])
 
 
-def _cg_options(remaining: float) -> dict:
+def _cg_options(remaining: float, k: int) -> dict:
     """Column generation's options in the portfolio: the MIP over the generated groups may use
     a third of the time left (its default, 60 s, stopped HiGHS at "feasible" on Census k = 3).
 
     The ascent switch (``ascent_switch``: a loop with no finished exact pricing round after a
     quarter of its time hands its time to the record ascent) was measured at k = 10 only; the
     portfolio runs column generation at k <= 5, where its 600-s cells converged the LP
-    without it, so it stays off here until measured there."""
-    return {"mip_time": max(60.0, remaining / 3.0), "ascent_switch": 1.0, "integral_groups": True}
+    without it, so it stays off here until measured there. At k <= 3 the subset-row cuts
+    (:func:`_cut_options`)."""
+    return {"mip_time": max(60.0, remaining / 3.0), "ascent_switch": 1.0, "integral_groups": True,
+            **_cut_options(remaining, k)}
+
+
+def _cut_options(remaining: float, k: int) -> dict:
+    """Subset-row cuts after a converged LP at ``k <= CUT_MAX_K`` (column generation runs them
+    by default only as the method itself): at most CUT_ROUNDS separations in at most
+    ``min(CUT_SECONDS, CUT_SHARE * remaining)`` seconds.
+
+    >>> _cut_options(540.0, 3)
+    {'cut_rounds': 50, 'cut_time': 90.0}
+    >>> _cut_options(10.0, 3)
+    {'cut_rounds': 50, 'cut_time': 2.0}
+    >>> _cut_options(540.0, 4)
+    {}
+    """
+    if k > CUT_MAX_K:
+        return {}
+    return {"cut_rounds": CUT_ROUNDS, "cut_time": min(CUT_SECONDS, CUT_SHARE * remaining)}
+
+
+def _warm_cut_kernel(deadline) -> None:
+    """Compile (or load from numba's disk cache) the pricing with cut penalties before column
+    generation starts, where the whole budget is ahead: the cut phase's capped time
+    (``cut_time`` < the pricing's ``COMPILE_MIN_SECONDS``) would refuse to compile it, and on
+    a machine whose cache does not hold it yet the cuts would never run. Compiling took about
+    half a minute of CPU, once per installation; skipped (None) on deadlines too short for it."""
+    from ._pricing import CutRows, _bb_kernel, anchored_pricing, neighbours
+
+    kernel = _bb_kernel(points=True, deadline=deadline, cuts=True)
+    if kernel is None or kernel.signatures:
+        return
+    Z = np.random.default_rng(0).normal(size=(8, 2))
+    _, nbr_dist = neighbours(Z, 8)
+    anchored_pricing(Z, nbr_dist, np.ones(8), 3, 3, deadline=deadline,
+                     cuts=CutRows(8, np.array([[0, 1, 2]]), np.array([0.5])))
+
+
+def _bound_argument(res: dict) -> str:
+    """``info["bound_from"]`` for a bound from the column-generation worker: the argument
+    behind it (column generation's ``bound_source``: "LP value with subset-row cuts", ...)."""
+    source = res.get("bound_source")
+    return f"column generation: {source}" if source else "column generation"
 
 
 def _collect(future, name, best, components, ctx, until, stopper=None) -> dict | None:

@@ -188,11 +188,13 @@ def solve_column_generation(Z: np.ndarray, k: int, ctx: Context, *,
                             ascent_share: float = 0.2, ascent_steps: int | None = None,
                             ascent_nodes: int = 200, ascent_switch: float = 0.25,
                             cut_rounds: int | None = None, cuts_per_round: int = 600,
-                            integral_groups: bool = False) -> Solution:
+                            integral_groups: bool = False, cut_time: float | None = None) -> Solution:
     """The column-generation engine (see :func:`column_generation`).
 
     With ``integral_groups``, a converged run's ``info["integral_groups"]`` lists the groups
-    (row arrays) at value 1 in the optimal master LP (``auto``'s dives fix them)."""
+    (row arrays) at value 1 in the optimal master LP (``auto``'s dives fix them).
+    ``cut_time``: at most this many seconds for the subset-row cut rounds (``auto`` caps them
+    so that its dives keep their time); None: the bound search's and the ascent's time."""
     n = Z.shape[0]
     started = time.monotonic()
     info: dict = {"lp_solver": lp_solver, "cpsat_workers": workers}
@@ -553,8 +555,9 @@ def solve_column_generation(Z: np.ndarray, k: int, ctx: Context, *,
                 raise_lower(value, "LP value with subset-row cuts" if proven_lp else
                             "Lagrangian (subset-row cuts)")
 
-        with phases("subset-row cuts", bound_end):
-            cres = cut_phase(Z, k, nbr_dist, pool, deadline=bound_end, max_rounds=cut_rounds,
+        cut_end = bound_end if cut_time is None else bound_end.child(cut_time)
+        with phases("subset-row cuts", cut_end):
+            cres = cut_phase(Z, k, nbr_dist, pool, deadline=cut_end, max_rounds=cut_rounds,
                              per_round=cuts_per_round, per_iter=per_iter, anchor_time=anchor_time,
                              on_bound=on_bound, lp_value=lp_value)
         cut_info.update({key: cres[key] for key in ("bound", "lp_value", "rounds", "cuts", "columns",
