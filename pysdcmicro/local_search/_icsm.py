@@ -463,7 +463,7 @@ class _Quiet:
 
 def icsm_restarts(Z: np.ndarray, P: Partition, k: int, ctx: Context, *, max_restarts: int | None,
                   perturbation: int, restart_scope: str, region_groups: int, pool_size: int,
-                  cycle_groups: int) -> tuple[Partition, dict, str]:
+                  cycle_groups: int, region_tour: bool | None = None) -> tuple[Partition, dict, str]:
     """Iterated local search from ``P``: perturb the best partition, re-optimise, keep
     the better one. Returns (best partition, facts, status)."""
     best = P
@@ -472,6 +472,7 @@ def icsm_restarts(Z: np.ndarray, P: Partition, k: int, ctx: Context, *, max_rest
     done = improved = 0
     status = "done"
     quiet = _Quiet(ctx)
+    use_tour = REGION_TOUR if region_tour is None else bool(region_tour)
     while max_restarts is None or done < max_restarts:
         if ctx.expired():
             status = "limit"
@@ -483,7 +484,7 @@ def icsm_restarts(Z: np.ndarray, P: Partition, k: int, ctx: Context, *, max_rest
             start = perturb(best, ctx.rng, perturbation, center=center, rows=rows)
             sub = np.ascontiguousarray(Z[rows])
             Q, _, _ = icsm_search(sub, start, k, pool_size=pool_size, cycle_groups=cycle_groups,
-                                  ctx=quiet, report=False, use_tour=REGION_TOUR)
+                                  ctx=quiet, report=False, use_tour=use_tour)
             before = float(best.own[rows].sum())
             if Q.sse() < before - tol:
                 labels = best.labels.copy()
@@ -528,7 +529,7 @@ def _check_icsm_options(pool_size, cycle_groups, max_iterations, max_restarts, p
 
 
 def _run_icsm(Z, labels, k, ctx, pool_size, cycle_groups, max_iterations, max_restarts, perturbation,
-              restart_scope, region_groups) -> Solution:
+              restart_scope, region_groups, region_tour=None) -> Solution:
     (pool_size, cycle_groups, max_iterations, max_restarts, perturbation, restart_scope,
      region_groups) = _check_icsm_options(pool_size, cycle_groups, max_iterations, max_restarts, perturbation,
                                           restart_scope, region_groups, ctx)
@@ -554,7 +555,7 @@ def _run_icsm(Z, labels, k, ctx, pool_size, cycle_groups, max_iterations, max_re
             P, facts, r_status = icsm_restarts(Z, P, k, sub, max_restarts=max_restarts,
                                                perturbation=perturbation, restart_scope=restart_scope,
                                                region_groups=region_groups, pool_size=pool_size,
-                                               cycle_groups=cycle_groups)
+                                               cycle_groups=cycle_groups, region_tour=region_tour)
             info.update(facts)
             if restart_scope == "region" and facts["improving_restarts"]:
                 P, more, p_status = icsm_search(Z, P.labels, k, pool_size=pool_size, cycle_groups=cycle_groups,
@@ -586,9 +587,10 @@ def _icsm_solver(Z: np.ndarray, k: int, ctx: Context, *, pool_size: int = 100, c
                       randomized=True)
 def _icsm_improver(Z: np.ndarray, labels: np.ndarray, k: int, ctx: Context, *, pool_size: int = 100,
                    cycle_groups: int = 1, max_iterations: int | None = None, max_restarts: int | None = 0,
-                   perturbation: int = 20, restart_scope: str = "region", region_groups: int = 30) -> Solution:
+                   perturbation: int = 20, restart_scope: str = "region", region_groups: int = 30,
+                   region_tour: bool | None = None) -> Solution:
     return _run_icsm(Z, labels, k, ctx, pool_size, cycle_groups, max_iterations, max_restarts, perturbation,
-                     restart_scope, region_groups)
+                     restart_scope, region_groups, region_tour)
 
 
 def icsm(X, k, *, max_restarts=0, perturbation=20, restart_scope="region", region_groups=30, pool_size=100,

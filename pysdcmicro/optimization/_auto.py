@@ -118,6 +118,27 @@ CUT_ROUNDS = 50
 REGION_RECORDS = 100
 
 
+#: Long budgets, chains at k >= 4: once column generation has taken the worker's chain over
+#: (CG_SWITCH_SECONDS), the chains re-optimise ICSM's own regions of 30 groups with
+#: Tour2Assignment (``chain_regions``). The small regions without it are the better choice on
+#: the 60-s budgets they were chosen for, but stall on long ones: one core, 120 s, seed 0
+#: (benchmarks/results/auto_budget.md, "Region restarts on long budgets"): Census k = 5 7.3418
+#: against 7.3987, Tarragona k = 5 20.1777 against 20.2110, Census k = 10 11.6136 against 11.6157.
+LONG_REGION_GROUPS = 30
+LONG_REGIONS_AFTER = 60.0
+
+
+def chain_regions(k: int, elapsed: float) -> dict:
+    """Region options of the ICSM restarts in a chain after ``elapsed`` seconds of the run.
+
+    >>> chain_regions(5, 10.0), chain_regions(5, 61.0), chain_regions(3, 300.0)
+    ({'region_groups': 20}, {'region_groups': 30, 'region_tour': True}, {'region_groups': 30})
+    """
+    if k >= 4 and elapsed >= LONG_REGIONS_AFTER:
+        return {"region_groups": LONG_REGION_GROUPS, "region_tour": True}
+    return {"region_groups": region_groups(k)}
+
+
 def region_groups(k: int) -> int:
     """Groups in a region restart of the portfolio: 30 for k <= 3, else about REGION_RECORDS / k.
 
@@ -337,7 +358,8 @@ def _component(name: str, Z: np.ndarray, k: int, labels: np.ndarray | None, seed
     lower = None
     extra: dict = {}
     if name == "icsm-restarts":
-        sol = _improver("icsm")(Z, labels, k, ctx, max_restarts=None, region_groups=region_groups(k))
+        regions = (options or {}).get("regions") or {"region_groups": region_groups(k)}
+        sol = _improver("icsm")(Z, labels, k, ctx, max_restarts=None, **regions)
         extra = {key: sol.info.get(key) for key in ("restarts", "improving_restarts")}
     elif name == "column-generation":
         from ._column_generation import solve_column_generation
@@ -498,6 +520,9 @@ def _portfolio(Z, k, ctx, info, processes: int) -> Solution:
         info["plan"]["restarts"] = mode
         if mode == "chains":
             info["plan"]["workers"] = long_plan + ["icsm-restarts chain on all the data"] * split_workers
+            if chain_regions(k, limit) != chain_regions(k, 0.0):
+                info["plan"]["regions"] = (f"{region_groups(k)} groups, then ICSM's {LONG_REGION_GROUPS} with "
+                                           f"Tour2Assignment from {LONG_REGIONS_AFTER:g} s")
         # 1. (alone) one ICSM run from MDAV (a local optimum for the restarts to start from)
         t = time.monotonic()
         if mode == "alone" and not ctx.expired():
@@ -581,12 +606,13 @@ def _portfolio(Z, k, ctx, info, processes: int) -> Solution:
             else:
                 tasks = [(np.arange(n), source)]
             part_futures = []
+            regions = chain_regions(k, ctx.elapsed()) if mode == "chains" else {"region_groups": region_groups(k)}
             chain_futures = part_futures if mode == "chains" else []  # all the data: usable after a Ctrl-C
             try:
                 for rows, start_labels in tasks[1:]:
                     Zp = Z if rows.size == n else np.ascontiguousarray(Z[rows])
                     f = pool.submit(_component, "icsm-restarts", Zp, k, start_labels, ctx.seed(), epoch_end,
-                                    stop_path)
+                                    stop_path, {"regions": regions})
                     part_futures.append((f, rows, start_labels))
             except Exception as exc:  # the workers are gone: this process takes all the data
                 info["workers_failed"] = f"{type(exc).__name__}: {exc}"
@@ -600,8 +626,9 @@ def _portfolio(Z, k, ctx, info, processes: int) -> Solution:
             else:  # its own incumbent (a part's labels must never become the whole data's)
                 sub = Context(ctx.rng, _deadline=ctx.deadline.child(seconds=max(0.01, span)),
                               stage=f"icsm-restarts ({'chain' if mode == 'chains' else 'part'} 1)")
-            sol = icsm(Z0, labels0, k, sub, max_restarts=None, region_groups=region_groups(k))
+            sol = icsm(Z0, labels0, k, sub, max_restarts=None, **regions)
             entry = {"name": "icsm-restarts", "mode": mode, "epoch": epoch + 1, "processes": len(tasks),
+                     "regions": dict(regions),
                      "restarts": [sol.info.get("restarts")], "seconds": time.monotonic() - t}
             if mode == "chains":
                 value = sse(Z, sol.labels)
