@@ -254,7 +254,7 @@ def _screening_kernels(Z):
 
 #: Remaining records from which the compiled rounds scan on several threads (below, one
 #: thread: a parallel region's start costs more than it saves).
-PARALLEL_MIN_RECORDS = 16_384
+PARALLEL_MIN_RECORDS = 4_096
 
 
 def _threads(threads):
