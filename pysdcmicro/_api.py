@@ -395,7 +395,8 @@ def microaggregate(frame: Any, k: int, *, variables: Any = None, method: str | C
         never blocks.
     n_jobs : int, optional
         Worker processes for the blocks (default: every available core; 1 runs them in
-        this process). Only the large-data path uses it.
+        this process). Besides the large-data path, only whole-data ``vmdav`` uses it: the
+        threads of its compiled rounds (same labels on any number).
     client : dask.distributed.Client or str, optional
         Run the blocks on this Dask cluster (a client or a scheduler address) instead of
         local processes. A Dask DataFrame ``frame`` also runs there. Needs the optional
@@ -566,10 +567,14 @@ def microaggregate(frame: Any, k: int, *, variables: Any = None, method: str | C
     root._shared.limit = time_limit
 
     from .large._blocked import plan_blocks, solve_blocked
+    from .large._executors import available_cores
 
     plan = plan_blocks(blocks, n_jobs, client, ds.n, k)
     if plan is not None and ds.strata is None and ds.n <= plan.block_size:
         plan = None  # one block: exactly the whole-data run
+    if plan is None and spec is not None and spec.name == "vmdav":
+        # whole-data V-MDAV scans on threads: n_jobs of them (default every core)
+        root._shared.threads = available_cores() if n_jobs is None or n_jobs == -1 else int(n_jobs)
     if plan is not None and sdc_missing and distance_missing.any():
         raise InvalidInputError('`missing_distance` "sdcmicro" reproduces sdcMicro\'s whole-data mdav; it cannot run '
                                 "in blocks (got blocks/n_jobs/client); drop them or use the default \"imputed\".")

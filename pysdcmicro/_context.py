@@ -136,7 +136,7 @@ class _Shared:
     """State shared by a context and all its children."""
 
     __slots__ = ("callback", "sst", "method", "start", "best_sse", "best_labels", "history",
-                 "keep_history", "limit")
+                 "keep_history", "limit", "threads")
 
     def __init__(self, callback, sst, method, keep_history):
         self.callback = callback
@@ -148,6 +148,7 @@ class _Shared:
         self.history: list[ProgressEvent] = []
         self.keep_history = keep_history
         self.limit = None  # the call's time_limit, shown in progress lines
+        self.threads = None  # threads a whole-data core may use (None: its own default)
 
 
 class Context:

@@ -418,6 +418,26 @@ def test_screened_path_equals_numpy_path_with_duplicated_rows():
 
 
 @_needs_numba
+def test_compiled_rounds_on_two_threads_equal_one_thread():
+    """The scans split over threads (the seed pass with its k-th smallest, the e_min
+    candidates, the d_out search) give the one-thread labels bit for bit, ties included:
+    with every round on two threads (``par_min=0``), with only the first rounds
+    (``par_min=n/2``), and with the numpy rounds as the reference."""
+    nb = _mdav_mod._kernels()
+    rng = np.random.default_rng(67)
+    for n, k, gamma, d in [(1500, 2, 0.2, 10), (1400, 3, 0.5, 10), (1300, 5, 1.1, 4), (1200, 4, 3.0, 6),
+                           (1100, 5, 0.0, 10)]:
+        base = np.round(rng.normal(size=(n // 2, d)), 1)
+        Z = np.ascontiguousarray(zscore(base[rng.integers(0, n // 2, size=n)]))  # duplicated rows
+        one = _vmdav_mod._screened_labels(nb, Z, k, gamma, None, threads=1)
+        np.testing.assert_array_equal(one[0], _vmdav_mod._numpy_labels(Z, k, gamma, None)[0])
+        for par_min in (0, n // 2):
+            two = _vmdav_mod._screened_labels(nb, Z, k, gamma, None, threads=2, par_min=par_min)
+            np.testing.assert_array_equal(two[0], one[0])
+            assert two[1] == one[1]
+
+
+@_needs_numba
 def test_screened_path_stops_extending_at_the_deadline():
     nb = _mdav_mod._kernels()
     Z = np.ascontiguousarray(zscore(np.random.default_rng(2).normal(size=(50, 3))))

@@ -98,7 +98,7 @@ def _lowest_of_min(values: np.ndarray, pos: np.ndarray) -> int:
 
 
 def vmdav_labels(Z: np.ndarray, k: int, *, gamma: float = DEFAULT_GAMMA,
-                 ctx: Context | None = None) -> tuple[np.ndarray, dict]:
+                 ctx: Context | None = None, threads: int | None = None) -> tuple[np.ndarray, dict]:
     """Group labels of V-MDAV on ``Z`` (rows = records, already scaled).
 
     Parameters
@@ -113,6 +113,9 @@ def vmdav_labels(Z: np.ndarray, k: int, *, gamma: float = DEFAULT_GAMMA,
         When its deadline expires, the groups still to build are no longer extended
         (fixed size k), which finishes the partition quickly; ``info["stopped_extending"]``
         then says after how many groups.
+    threads : int, optional
+        Threads of the compiled rounds' scans (default: every core this process may use, at
+        most numba's ``NUMBA_NUM_THREADS``); the labels are the same on any number.
 
     Returns
     -------
@@ -136,7 +139,7 @@ def vmdav_labels(Z: np.ndarray, k: int, *, gamma: float = DEFAULT_GAMMA,
     """
     nb = _screening_kernels(Z)
     if nb is not None:
-        return _screened_labels(nb, Z, k, gamma, ctx)
+        return _screened_labels(nb, Z, k, gamma, ctx, threads)
     return _numpy_labels(Z, k, gamma, ctx)
 
 
@@ -249,7 +252,23 @@ def _screening_kernels(Z):
         return None
 
 
-def _screened_labels(nb, Z, k, gamma, ctx):
+#: Remaining records from which the compiled rounds scan on several threads (below, one
+#: thread: a parallel region's start costs more than it saves).
+PARALLEL_MIN_RECORDS = 4_096
+
+
+def _threads(threads):
+    """Threads for the compiled rounds: ``threads`` when given, else every core this process
+    may use, at most numba's thread count (``NUMBA_NUM_THREADS``)."""
+    import numba
+
+    from ..large._executors import available_cores
+
+    want = available_cores() if threads is None else int(threads)
+    return max(1, min(want, numba.config.NUMBA_NUM_THREADS))
+
+
+def _screened_labels(nb, Z, k, gamma, ctx, threads=None, par_min=None):
     """The compiled V-MDAV rounds (:mod:`._vmdav_numba`): the groups of
     the numpy rounds (:func:`_numpy_labels`), bit for bit, with no Python call
     per group. With a time limit the rounds run in chunks of groups (about 50 ms each) and
@@ -270,6 +289,8 @@ def _screened_labels(nb, Z, k, gamma, ctx):
     bufs = [np.empty(n, dtype=np.float32), np.empty(nbl, dtype=np.float32), np.empty(nbl, dtype=np.float32),
             np.empty(n, dtype=np.float32), np.empty(nbl, dtype=np.float32), np.empty(nbl, dtype=np.float32)]
     state = np.array([n, 0, 0, 0], dtype=np.int64)
+    nt = _threads(threads)
+    par_min = PARALLEL_MIN_RECORDS if par_min is None else int(par_min)
     stopped = None
     timed = ctx is not None and ctx.deadline.limited
     chunk = 16 if timed else n + 1
@@ -281,7 +302,7 @@ def _screened_labels(nb, Z, k, gamma, ctx):
             stopped = int(state[1])
         t0 = time.perf_counter()
         vnb.vmdav_rounds(X, sqn, XT32, n32, scale2, E, k, g2, extend, seeds, labels, act, slot, state,
-                         *bufs, chunk)
+                         *bufs, chunk, nt, par_min)
         if timed:
             spent = time.perf_counter() - t0
             chunk = max(1, min(4 * chunk, int(chunk * 0.05 / spent) if spent > 0 else 4 * chunk))
@@ -412,7 +433,9 @@ def _extend_full(R, norms, members, alive, labels, idx, g, k, g2, tol) -> int:
                  "extension parameter gamma")
 def _vmdav_solver(Z: np.ndarray, k: int, ctx: Context, *, gamma: float = DEFAULT_GAMMA) -> Solution:
     gamma = check_number(gamma, "gamma", low=0.0)
-    labels, info = vmdav_labels(Z, k, gamma=gamma, ctx=ctx)
+    # threads: those of a whole-data vmdav call (``n_jobs``); one inside blocks or other methods
+    threads = getattr(getattr(ctx, "_shared", None), "threads", None) or 1
+    labels, info = vmdav_labels(Z, k, gamma=gamma, ctx=ctx, threads=threads)
     if info["stopped_extending"] is not None:
         return Solution(labels=labels, status="limit", info=info,
                         message=f"time limit reached after {info['stopped_extending']} groups: "

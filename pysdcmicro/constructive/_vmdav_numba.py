@@ -37,7 +37,7 @@ alone (gamma = 0) take 0.39 s.
 from __future__ import annotations
 
 import numpy as np
-from numba import njit
+from numba import njit, prange
 
 from ._mdav_numba import _B, _group_block, _screen, kth_smallest, remove_records_tracked
 
@@ -118,13 +118,15 @@ def _screen_one(XT32, n32, a, y32, yy):
 
 @njit(cache=True, nogil=True)
 def vmdav_rounds(X, sqn, XT32, n32, scale2, E, k, g2, extend, seeds, labels, act, slot, state,
-                 vals, bmin, bmax, vals2, bmin2, bmax2, max_groups):
+                 vals, bmin, bmax, vals2, bmin2, bmax2, max_groups, nt=1, par_min=1 << 62):
     """Build up to ``max_groups`` more groups (fewer when fewer than k records remain).
 
     ``state`` = [m, g, ptr, extended] is read and updated (remaining records, groups built,
     position in ``seeds``, groups grown beyond k). ``sqn``: float64 squared row norms (for
     the screening offsets only). ``XT32``, ``n32``, ``act``, ``slot`` are the screening state
-    of :mod:`._mdav_numba` (updated). Returns the number of groups built in this call."""
+    of :mod:`._mdav_numba` (updated). ``nt`` threads scan the remaining records while at
+    least ``par_min`` remain (the same groups). Returns the number of groups built in this
+    call."""
     n, d = X.shape
     m = state[0]
     g = state[1]
@@ -145,6 +147,10 @@ def vmdav_rounds(X, sqn, XT32, n32, scale2, E, k, g2, extend, seeds, labels, act
     gn = np.empty(n, dtype=np.float32)
     o = np.empty(n, dtype=np.float32)
     one = np.empty(1, dtype=np.int64)
+    tops = np.empty((nt, k + 8), dtype=np.float32)
+    tcnt = np.zeros(nt, dtype=np.int64)
+    tbest = np.empty(nt)
+    tmin = np.empty(nt)
     built = 0
     while m >= k and built < max_groups:
         while labels[seeds[ptr]] >= 0:
@@ -153,12 +159,17 @@ def vmdav_rounds(X, sqn, XT32, n32, scale2, E, k, g2, extend, seeds, labels, act
         se = slot[e]
         for t in range(d):
             y32[t] = XT32[t, se]
-        nbk = _screen(XT32, n32, m, y32, np.float32(sqn[e] * scale2), vals, bmin, bmax)
         # The k nearest need the records within E2 of the k-th smallest screened value; with
         # extension, the records up to the (k+8)-th come along (a superset: the same k first
         # by (exact value, record)), and those not taken are the "few" that bound d_in and d_out.
         kk = min(m, k + 8) if extend else k
-        kth = kth_smallest(vals, bmin, nbk, m, kk, E2)
+        if nt > 1 and m >= par_min:
+            nbk = (m + _B - 1) // _B
+            kth = _seed_pass_par(XT32, n32, m, y32, np.float32(sqn[e] * scale2), vals, bmin, bmax, kk, E2,
+                                 nt, tops, tcnt)
+        else:
+            nbk = _screen(XT32, n32, m, y32, np.float32(sqn[e] * scale2), vals, bmin, bmax)
+            kth = kth_smallest(vals, bmin, nbk, m, kk, E2)
         nc = _at_most(vals, bmin, nbk, m, kth + E2, act, buf)
         ex = np.empty(nc)
         for q in range(nc):
@@ -200,36 +211,50 @@ def vmdav_rounds(X, sqn, XT32, n32, scale2, E, k, g2, extend, seeds, labels, act
                 lim = ((U + rad) * slack) ** 2 * scale2 + E
                 # candidates for e_min: slots with a seed value <= lim (the seed's screened
                 # distance is vals itself; the other members' from one vectorized pass)
-                c = 0
-                for b in range(nbm):
-                    if bmin[b] > lim:
-                        continue
-                    for a in range(b * _B, min(b * _B + _B, m)):
-                        if vals[a] <= lim:
-                            cs[c] = a
-                            c += 1
-                for q in range(c):
-                    a = cs[q]
-                    gn[q] = n32[a]
-                    for t in range(d):
-                        G[t, q] = XT32[t, a]
-                _group_block(G, gn, 0, c, Y32[1:nm], yy32[1:nm], cd, o)
-                best = np.inf
-                for q in range(c):
-                    v = min(cd[q], vals[cs[q]])
-                    cd[q] = v
-                    if v < best:
-                        best = np.float64(v)
-                # e_min exactly: the candidates within E2 of the best screened value
+                par = nt > 1 and m >= par_min
+                if par:
+                    _candidates_par(XT32, n32, vals, bmin, m, lim, Y32, yy32, nm, cs, cd, G, gn, o, nt, tcnt,
+                                    tbest)
+                    best = np.inf
+                    for t in range(nt):
+                        if tbest[t] < best:
+                            best = tbest[t]
+                else:
+                    c = 0
+                    for b in range(nbm):
+                        if bmin[b] > lim:
+                            continue
+                        for a in range(b * _B, min(b * _B + _B, m)):
+                            if vals[a] <= lim:
+                                cs[c] = a
+                                c += 1
+                    for q in range(c):
+                        a = cs[q]
+                        gn[q] = n32[a]
+                        for t in range(d):
+                            G[t, q] = XT32[t, a]
+                    _group_block(G, gn, 0, c, Y32[1:nm], yy32[1:nm], cd, o)
+                    best = np.inf
+                    for q in range(c):
+                        v = min(cd[q], vals[cs[q]])
+                        cd[q] = v
+                        if v < best:
+                            best = np.float64(v)
+                    tcnt[0] = c
+                # e_min exactly: the candidates within E2 of the best screened value (each
+                # thread's candidates start at its first slot; serially, one range from 0)
                 jbest = -1
                 d_in2 = np.inf
-                for q in range(c):
-                    if cd[q] <= best + E2:
-                        i = act[cs[q]]
-                        v = _to_set(X, i, members, nm)
-                        if v < d_in2 or (v == d_in2 and i < jbest):
-                            d_in2 = v
-                            jbest = i
+                per = (nbm + nt - 1) // nt
+                for t in range(nt if par else 1):
+                    s0 = min(nbm, t * per) * _B
+                    for q in range(s0, s0 + tcnt[t]):
+                        if cd[q] <= best + E2:
+                            i = act[cs[q]]
+                            v = _to_set(X, i, members, nm)
+                            if v < d_in2 or (v == d_in2 and i < jbest):
+                                d_in2 = v
+                                jbest = i
                 j = jbest
                 if m > 1:
                     # an upper bound of d_out from the few (other than e_min): when even it
@@ -252,18 +277,21 @@ def vmdav_rounds(X, sqn, XT32, n32, scale2, E, k, g2, extend, seeds, labels, act
                         rr = min(np.sqrt(ub), np.sqrt(d_in2 / g2) * slack)
                         r = (np.sqrt(_sqd(X, j, X, e)) + rr) * slack
                         lim2 = (r * slack) ** 2 * scale2 + E
-                        for b in range(nbm):
-                            if bmin[b] > lim2:
-                                continue
-                            for a in range(b * _B, min(b * _B + _B, m)):
-                                if vals[a] <= lim2:
-                                    i = act[a]
-                                    if i != j:
-                                        v = _sqd(X, i, X, j)
-                                        if v < d_out2:
-                                            d_out2 = v
-                            if not d_in2 < g2 * d_out2:
-                                break
+                        if par:
+                            d_out2 = _d_out_par(X, act, vals, bmin, m, lim2, j, d_in2, g2, nt, tmin)
+                        else:
+                            for b in range(nbm):
+                                if bmin[b] > lim2:
+                                    continue
+                                for a in range(b * _B, min(b * _B + _B, m)):
+                                    if vals[a] <= lim2:
+                                        i = act[a]
+                                        if i != j:
+                                            v = _sqd(X, i, X, j)
+                                            if v < d_out2:
+                                                d_out2 = v
+                                if not d_in2 < g2 * d_out2:
+                                    break
                     else:
                         for a in range(m):
                             i = act[a]
@@ -301,3 +329,161 @@ def vmdav_rounds(X, sqn, XT32, n32, scale2, E, k, g2, extend, seeds, labels, act
     state[2] = ptr
     state[3] = extended
     return built
+
+
+# --------------------------------------------------------------------------- both cores
+# The three scans of a round over all remaining records (the seed pass with its k-th
+# smallest, the e_min candidate scan, the d_out search) split into ``nt`` contiguous ranges
+# of blocks, one per thread (numba ``prange``), each thread writing only its own range of
+# the shared buffers; the merge reads the ranges afterwards. The screened values are per
+# record (a record's float32 value does not depend on the split), the k-th smallest of the
+# union is the k-th smallest of the per-range lists, the candidates within 2E of the least
+# screened value are measured exactly with the serial tie rule (lowest record), and the
+# d_out search only decides whether some record fails the test: the labels are those of
+# the serial rounds, bit for bit (tested with 1 and 2 threads).
+
+
+@njit(cache=True, nogil=True, fastmath=True)
+def _screen_range(XT32, n32, m, y32, a32, vals, bmin, bmax, b0, b1):
+    """:func:`._mdav_numba._screen` on blocks b0..b1-1 only."""
+    d = XT32.shape[0]
+    two = np.float32(2.0)
+    for b in range(b0, b1):
+        s0 = b * _B
+        L = min(_B, m - s0)
+        o = vals[s0:s0 + L]
+        r0 = XT32[0, s0:s0 + L]
+        y0 = y32[0]
+        for a in range(L):
+            o[a] = r0[a] * y0
+        for t in range(1, d):
+            rt = XT32[t, s0:s0 + L]
+            yt = y32[t]
+            for a in range(L):
+                o[a] += rt[a] * yt
+        nn = n32[s0:s0 + L]
+        lo = np.float32(np.inf)
+        hi = np.float32(-np.inf)
+        for a in range(L):
+            v = nn[a] - two * o[a] + a32
+            o[a] = v
+            lo = min(lo, v)
+            hi = max(hi, v)
+        bmin[b] = lo
+        bmax[b] = hi
+
+
+@njit(cache=True, nogil=True)
+def _smallest_range(vals, bmin, b0, b1, m, k, E2, b32):
+    """The (up to) k smallest of the slots in blocks b0..b1-1, ascending, into b32; returns
+    how many (k, or fewer when the range holds fewer slots)."""
+    cnt = 0
+    for b in range(b0, b1):
+        if cnt == k and bmin[b] > np.float64(b32[k - 1]) + E2:
+            continue
+        for a in range(b * _B, min(b * _B + _B, m)):
+            v = vals[a]
+            if cnt == k:
+                if v >= b32[k - 1]:
+                    continue
+                pos = k - 1
+            else:
+                pos = cnt
+                cnt += 1
+            while pos > 0 and b32[pos - 1] > v:
+                b32[pos] = b32[pos - 1]
+                pos -= 1
+            b32[pos] = v
+    return cnt
+
+
+@njit(cache=True, nogil=True, parallel=True)
+def _seed_pass_par(XT32, n32, m, y32, a32, vals, bmin, bmax, kk, E2, nt, tops, tcnt):
+    """The seed pass on nt threads, each also keeping the kk smallest values of its range.
+    Returns the kk-th smallest of ``vals[:m]`` (kk <= m): that of the serial scan."""
+    nb = (m + _B - 1) // _B
+    per = (nb + nt - 1) // nt
+    for t in prange(nt):
+        b0 = min(nb, t * per)
+        b1 = min(nb, b0 + per)
+        _screen_range(XT32, n32, m, y32, a32, vals, bmin, bmax, b0, b1)
+        tcnt[t] = _smallest_range(vals, bmin, b0, b1, m, kk, E2, tops[t])
+    tot = 0
+    for t in range(nt):
+        tot += tcnt[t]
+    allv = np.empty(tot, dtype=np.float32)
+    c = 0
+    for t in range(nt):
+        for q in range(tcnt[t]):
+            allv[c] = tops[t, q]
+            c += 1
+    allv.sort()
+    return np.float64(allv[kk - 1])
+
+
+@njit(cache=True, nogil=True, parallel=True)
+def _candidates_par(XT32, n32, vals, bmin, m, lim, Y32, yy32, nm, cs, cd, G, gn, o, nt, tc, tbest):
+    """The e_min candidate scan on nt threads: thread t gathers the slots of its range with
+    a seed value <= lim into ``cs[s0:s0 + tc[t]]`` (s0: its first slot) and their least
+    screened value to the group into ``cd`` (same positions); tbest[t]: the least of them."""
+    nb = (m + _B - 1) // _B
+    per = (nb + nt - 1) // nt
+    d = XT32.shape[0]
+    for t in prange(nt):
+        b0 = min(nb, t * per)
+        b1 = min(nb, b0 + per)
+        s0 = b0 * _B
+        c = 0
+        for b in range(b0, b1):
+            if bmin[b] > lim:
+                continue
+            for a in range(b * _B, min(b * _B + _B, m)):
+                if vals[a] <= lim:
+                    cs[s0 + c] = a
+                    c += 1
+        for q in range(c):
+            a = cs[s0 + q]
+            gn[s0 + q] = n32[a]
+            for u in range(d):
+                G[u, s0 + q] = XT32[u, a]
+        _group_block(G, gn, s0, c, Y32[1:nm], yy32[1:nm], cd[s0:s0 + c], o[s0:s0 + c])
+        best = np.inf
+        for q in range(c):
+            v = min(cd[s0 + q], vals[cs[s0 + q]])
+            cd[s0 + q] = v
+            if v < best:
+                best = np.float64(v)
+        tc[t] = c
+        tbest[t] = best
+
+
+@njit(cache=True, nogil=True, parallel=True)
+def _d_out_par(X, act, vals, bmin, m, lim2, j, d_in2, g2, nt, tmin):
+    """The d_out search on nt threads: the least exact squared distance from record j to the
+    other records of slots with a seed value <= lim2, each thread stopping after the first
+    block holding a record that fails the test (so the result is only good for the test:
+    it fails iff the serial search's does)."""
+    nb = (m + _B - 1) // _B
+    per = (nb + nt - 1) // nt
+    for t in prange(nt):
+        b0 = min(nb, t * per)
+        b1 = min(nb, b0 + per)
+        dmin = np.inf
+        for b in range(b0, b1):
+            if bmin[b] > lim2:
+                continue
+            for a in range(b * _B, min(b * _B + _B, m)):
+                if vals[a] <= lim2:
+                    i = act[a]
+                    if i != j:
+                        v = _sqd(X, i, X, j)
+                        if v < dmin:
+                            dmin = v
+            if not d_in2 < g2 * dmin:
+                break
+        tmin[t] = dmin
+    best = np.inf
+    for t in range(nt):
+        if tmin[t] < best:
+            best = tmin[t]
+    return best
