@@ -121,3 +121,60 @@ def test_large_microaggregated_release_runs_without_a_distance_matrix():
     r = metrics.record_linkage_risk(X, M)
     assert r.n_released_points == 5000
     assert 0 < r.linked <= 0.25 + 1e-12
+
+
+def _link_before_s27(Z, Zm, top):
+    """The implementation before stop 27 (unbounded k-nearest queries over np.unique's
+    points), kept as the reference the bounded queries must equal number for number."""
+    from scipy.spatial import cKDTree
+
+    U, own, counts = np.unique(Zm, axis=0, return_inverse=True, return_counts=True)
+    own = np.asarray(own).reshape(-1)
+    m = U.shape[0]
+    tree = cKDTree(U)
+    n = Z.shape[0]
+    a = np.zeros(n, dtype=np.int64)
+    b = np.ones(n, dtype=np.int64)
+    diff = Z - U[own]
+    own_d2 = np.einsum("ij,ij->i", diff, diff)
+    pending = np.arange(n)
+    K = min(m, top + 2)
+    while pending.size:
+        rows = pending
+        dist, idx = tree.query(Z[rows], k=K)
+        dist = dist.reshape(len(rows), K)
+        idx = idx.reshape(len(rows), K)
+        diff = Z[rows][:, None, :] - U[idx]
+        d2 = np.einsum("ijk,ijk->ij", diff, diff)
+        is_own = idx == own[rows][:, None]
+        o = np.where(is_own.any(axis=1), np.where(is_own, d2, -np.inf).max(axis=1), own_d2[rows])[:, None]
+        c = counts[idx]
+        tol = 1e-9 * o + 1e-15
+        closer = np.where(d2 < o - tol, c, 0).sum(axis=1)
+        ties = np.where(np.abs(d2 - o) <= tol, c, 0).sum(axis=1)
+        covered = np.full(len(rows), K >= m) | (dist[:, -1] > np.sqrt(own_d2[rows]) * (1 + 1e-9) + 1e-12)
+        done = covered | (closer >= top)
+        a[rows[done]] = closer[done]
+        b[rows[done]] = np.where(covered[done], ties[done], 1)
+        pending = rows[~done]
+        K = min(m, 2 * K)
+    b = np.maximum(b, 1)
+    return np.where(a == 0, 1.0 / b, 0.0), np.minimum(b, np.maximum(top - a, 0)) / b, m
+
+
+@pytest.mark.parametrize("seed", range(3))
+def test_bounded_queries_equal_the_previous_implementation_on_tied_data(seed):
+    from pysdcmicro.metrics._linkage import _link
+
+    rng = np.random.default_rng(seed)
+    X = rng.integers(0, 4, size=(300, 3)).astype(float)          # many duplicates and equal distances
+    groups = pysdcmicro.microaggregate(X, 3, method="mdav").data
+    mean, sd = X.mean(0), X.std(0, ddof=1)
+    for M in (groups, X, X[rng.permutation(300)], X + rng.integers(-1, 2, size=X.shape), -0.0 * X):
+        Z, Zm = (X - mean) / sd, (M - mean) / sd
+        for top in (1, 3, 5):
+            p0, q0, m0 = _link_before_s27(Z, Zm, top)
+            p1, q1, m1 = _link(np.ascontiguousarray(Z), np.ascontiguousarray(Zm), top)
+            assert m1 == m0
+            np.testing.assert_array_equal(p1, p0)
+            np.testing.assert_array_equal(q1, q0)

@@ -164,12 +164,20 @@ def run_par_cli(n: int, kind: str) -> dict:
 
     with tempfile.TemporaryDirectory(prefix="pysdcmicro-bench-") as tmp:
         src, out, rep = (os.path.join(tmp, name) for name in ("in.csv", "out.csv", "report.json"))
+        phases_file = os.path.join(tmp, "phases.jsonl")
         _frame(n, kind).to_csv(src, index=False)
         load0 = os.getloadavg()
-        t0 = time.perf_counter()
+        t0, t0_unix = time.perf_counter(), time.time()
         proc = subprocess.run([sys.executable, "-m", "pysdcmicro", "microaggregate", src, "--k", "5", "--seed", "0",
-                               "-o", out, "--report", rep, "--quiet"], capture_output=True, text=True)
+                               "-o", out, "--report", rep, "--quiet"], capture_output=True, text=True,
+                              env={**os.environ, "PYSDCMICRO_PHASES": phases_file})
         wall = time.perf_counter() - t0
+        phases = {}
+        if os.path.exists(phases_file):  # wall seconds per CLI phase (pysdcmicro/_phases.py)
+            line = _json.loads(open(phases_file).read().splitlines()[-1])
+            if line.get("main_entry_unix"):
+                phases["start and imports"] = round(line["main_entry_unix"] - t0_unix, 3)
+            phases.update(line["phases"])
         ch = resource.getrusage(resource.RUSAGE_CHILDREN)
         if proc.returncode != 0:
             raise SystemExit(f"CLI failed ({proc.returncode}): {proc.stderr.strip()[-400:]}")
@@ -184,7 +192,7 @@ def run_par_cli(n: int, kind: str) -> dict:
             "min_size": int(counts.min()), "cpu_main": None, "cpu_children": ch.ru_utime + ch.ru_stime,
             "utilisation": (ch.ru_utime + ch.ru_stime) / wall, "load_before": list(load0),
             "load_after": list(os.getloadavg()), "peak_any_process_mib": ch.ru_maxrss / 1024.0,
-            "commit": _commit()}
+            "phases": phases, "commit": _commit()}
 
 
 def _fit_exponent(rows: list, key: str) -> float | None:

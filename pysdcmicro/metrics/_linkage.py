@@ -16,6 +16,7 @@ from ._utility import _mean_sd
 __all__ = ["record_linkage_risk", "RecordLinkageRisk"]
 
 _BLOCK_ROWS = 8192
+_QUERY_ROWS = 32768  # records per k-d tree query (each on every core)
 # squared distances within this relative (absolute, near 0) difference are ties: distances
 # that are equal in exact arithmetic (integer data, symmetric points) may differ in the last bits
 _TIE_RTOL = 1e-9
@@ -172,42 +173,64 @@ def _record_linkage(X: np.ndarray, Xm: np.ndarray, chosen: list, top: int, *,
 
 def _link(Z: np.ndarray, Zm: np.ndarray, top: int) -> tuple[np.ndarray, np.ndarray, int]:
     """Per-record ``p_i`` and ``q_i`` (see :func:`record_linkage_risk`) and the number of
-    distinct released points."""
+    distinct released points.
+
+    The released rows are reduced to their distinct points (a hash of the rows, O(n p)).
+    Only released points within ``radius_i`` of record ``i`` can be nearer than its own
+    point or tie with it, where ``radius_i`` exceeds one's own distance by more than the tie
+    tolerance; so each record's candidates are its ``K`` nearest points *within that
+    radius* (a k-d tree query bounded by the radius: the tree prunes everything farther,
+    which is what makes it fast), and ``K`` doubles for the few records with ``K`` points
+    inside it and fewer than ``top`` nearer. Records are queried in order of their radius,
+    block by block, with the block's largest radius as the tree's bound, on every core.
+    The counts are over all released points within the radius, independent of ``K``, the
+    blocks and the order of the points."""
     from scipy.spatial import cKDTree
 
-    U, own, counts = np.unique(Zm, axis=0, return_inverse=True, return_counts=True)
-    own = np.asarray(own).reshape(-1)
-    m = U.shape[0]
-    tree = cKDTree(U)
+    from .._release import row_classes
+
     n = Z.shape[0]
+    Zm = Zm + 0.0  # -0.0 -> 0.0: equal values are one point (the rows are grouped bit for bit)
+    own, m = row_classes(Zm)
+    counts = np.bincount(own, minlength=m)
+    first = np.empty(m, dtype=np.intp)
+    first[own[::-1]] = np.arange(n - 1, -1, -1)  # each point's first row
+    U = np.ascontiguousarray(Zm[first])
+    tree = cKDTree(U)
     a = np.zeros(n, dtype=np.int64)
     b = np.ones(n, dtype=np.int64)
     own_d2 = np.empty(n)
     for s in range(0, n, _BLOCK_ROWS):
         diff = Z[s:s + _BLOCK_ROWS] - U[own[s:s + _BLOCK_ROWS]]
         own_d2[s:s + _BLOCK_ROWS] = np.einsum("ij,ij->i", diff, diff)
-    pending = np.arange(n)
+    # every point whose squared distance can be within the tie tolerance of one's own (or
+    # nearer) is within this radius, with a margin for the tree's own rounding
+    radius = np.maximum(np.sqrt(own_d2) * (1 + 1e-9), np.sqrt(own_d2 * (1 + 2 * _TIE_RTOL) + 2 * _TIE_ATOL)) + 1e-12
+    pending = np.argsort(radius, kind="stable")
     K = min(m, top + 2)
     while pending.size:
         still = []
-        for s in range(0, pending.size, _BLOCK_ROWS):
-            rows = pending[s:s + _BLOCK_ROWS]
-            dist, idx = tree.query(Z[rows], k=K)
+        for s in range(0, pending.size, _QUERY_ROWS):
+            rows = pending[s:s + _QUERY_ROWS]
+            r = radius[rows]
+            bound = float(r.max()) * (1 + 1e-9) + 1e-300
+            dist, idx = tree.query(Z[rows], k=K, distance_upper_bound=bound, workers=-1)
             dist = dist.reshape(len(rows), K)
             idx = idx.reshape(len(rows), K)
+            inside = dist <= r[:, None]  # the tree's "missing" (inf, index m) is outside
+            idx = np.where(inside, idx, 0)
             diff = Z[rows][:, None, :] - U[idx]
             d2 = np.einsum("ijk,ijk->ij", diff, diff)          # recomputed as own_d2 is
             # one's own distance as computed among the candidates, so that ties compare
             # numbers computed the same way
-            is_own = idx == own[rows][:, None]
+            is_own = inside & (idx == own[rows][:, None])
             o = np.where(is_own.any(axis=1), np.where(is_own, d2, -np.inf).max(axis=1), own_d2[rows])[:, None]
-            c = counts[idx]
+            c = np.where(inside, counts[idx], 0)
             tol = _TIE_RTOL * o + _TIE_ATOL
             closer = np.where(d2 < o - tol, c, 0).sum(axis=1)
             ties = np.where(np.abs(d2 - o) <= tol, c, 0).sum(axis=1)
-            # every released point as near as one's own is among the K returned?
-            radius = np.sqrt(own_d2[rows])
-            covered = np.full(len(rows), K >= m) | (dist[:, -1] > radius * (1 + 1e-9) + 1e-12)
+            # every released point within the radius is among the K returned?
+            covered = np.full(len(rows), K >= m) | ~inside[:, -1]
             done = covered | (closer >= top)
             a[rows[done]] = closer[done]
             b[rows[done]] = np.where(covered[done], ties[done], 1)  # b unused when a >= top
