@@ -535,7 +535,9 @@ def _portfolio(Z, k, ctx, info, processes: int) -> Solution:
             info["plan"]["workers"] = long_plan + ["icsm-restarts chain on all the data"] * split_workers
         if mode in ("chains", "parts") and chain_regions(k, limit, mode) != chain_regions(k, 0.0, mode):
             info["plan"]["regions"] = (f"{region_groups(k)} groups, then ICSM's {LONG_REGION_GROUPS} with "
-                                       f"Tour2Assignment from {LONG_REGIONS_AFTER:g} s")
+                                       f"Tour2Assignment from the first epoch that starts after "
+                                       f"{LONG_REGIONS_AFTER:g} s" + (f" (epochs of {EPOCH_SECONDS:g} s)" if mode == "chains"
+                                                                   else f" ({EPOCHS} epochs in all)"))
         # 1. (alone) one ICSM run from MDAV (a local optimum for the restarts to start from)
         t = time.monotonic()
         if mode == "alone" and not ctx.expired():
