@@ -128,13 +128,26 @@ LONG_REGION_GROUPS = 30
 LONG_REGIONS_AFTER = 60.0
 
 
-def chain_regions(k: int, elapsed: float) -> dict:
-    """Region options of the ICSM restarts in a chain after ``elapsed`` seconds of the run.
+#: Long budgets, parts (n > CHAINS_MAX_N, e.g. EIA): the same switch at every k. EIA k = 3 at
+#: 600 s gave 0.3521 without Tour2Assignment in the region restarts (stop 27) and 0.3490 with
+#: it (stop 23). One core, 120 s, seed 0, ICSM restarts on all of EIA, 30-group regions with
+#: Tour2Assignment against region_groups(k) without (auto_budget.md, "Region restarts on long
+#: budgets"): k = 3 0.3489 / 0.3516, k = 4 0.4831 / 0.4901, k = 5 0.7301 / 0.7318,
+#: k = 10 1.9329 / 1.9423.
+LONG_PART_REGIONS_MIN_K = 3
+
+
+def chain_regions(k: int, elapsed: float, mode: str = "chains") -> dict:
+    """Region options of the ICSM restarts in a chain (or, ``mode="parts"``, a part) after
+    ``elapsed`` seconds of the run.
 
     >>> chain_regions(5, 10.0), chain_regions(5, 61.0), chain_regions(3, 300.0)
     ({'region_groups': 20}, {'region_groups': 30, 'region_tour': True}, {'region_groups': 30})
+    >>> chain_regions(3, 300.0, "parts"), chain_regions(3, 30.0, "parts")
+    ({'region_groups': 30, 'region_tour': True}, {'region_groups': 30})
     """
-    if k >= 4 and elapsed >= LONG_REGIONS_AFTER:
+    min_k = LONG_PART_REGIONS_MIN_K if mode == "parts" else 4
+    if k >= min_k and elapsed >= LONG_REGIONS_AFTER:
         return {"region_groups": LONG_REGION_GROUPS, "region_tour": True}
     return {"region_groups": region_groups(k)}
 
@@ -520,9 +533,11 @@ def _portfolio(Z, k, ctx, info, processes: int) -> Solution:
         info["plan"]["restarts"] = mode
         if mode == "chains":
             info["plan"]["workers"] = long_plan + ["icsm-restarts chain on all the data"] * split_workers
-            if chain_regions(k, limit) != chain_regions(k, 0.0):
-                info["plan"]["regions"] = (f"{region_groups(k)} groups, then ICSM's {LONG_REGION_GROUPS} with "
-                                           f"Tour2Assignment from {LONG_REGIONS_AFTER:g} s")
+        if mode in ("chains", "parts") and chain_regions(k, limit, mode) != chain_regions(k, 0.0, mode):
+            info["plan"]["regions"] = (f"{region_groups(k)} groups, then ICSM's {LONG_REGION_GROUPS} with "
+                                       f"Tour2Assignment from the first epoch that starts after "
+                                       f"{LONG_REGIONS_AFTER:g} s" + (f" (epochs of {EPOCH_SECONDS:g} s)" if mode == "chains"
+                                                                   else f" ({EPOCHS} epochs in all)"))
         # 1. (alone) one ICSM run from MDAV (a local optimum for the restarts to start from)
         t = time.monotonic()
         if mode == "alone" and not ctx.expired():
@@ -606,7 +621,8 @@ def _portfolio(Z, k, ctx, info, processes: int) -> Solution:
             else:
                 tasks = [(np.arange(n), source)]
             part_futures = []
-            regions = chain_regions(k, ctx.elapsed()) if mode == "chains" else {"region_groups": region_groups(k)}
+            regions = (chain_regions(k, ctx.elapsed(), mode) if mode in ("chains", "parts")
+                       else {"region_groups": region_groups(k)})
             chain_futures = part_futures if mode == "chains" else []  # all the data: usable after a Ctrl-C
             try:
                 for rows, start_labels in tasks[1:]:
