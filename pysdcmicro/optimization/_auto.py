@@ -107,6 +107,12 @@ DIVE_SHARES = (1.0, 0.8, 0.9)
 #: generation starts, before its MIP and the dives (which keep the rest).
 CUT_MAX_K = 3
 CUT_SECONDS = 90.0
+#: The worker's MIP over the generated groups at k > CUT_MAX_K: at most MIP_SECONDS_K4 (at
+#: k <= 3 a third of the time left). In the 600-s cells at k = 4..5 that MIP never gave the
+#: answer: Tarragona k = 5 (stop 26) 180 s "feasible" without beating its seed, Tarragona k = 4
+#: "feasible" (the dives' partition was the answer), Census k = 4/5 "feasible", below its seed
+#: but above the chain (benchmarks/results/auto_budget.md); the dives get the time instead.
+MIP_SECONDS_K4 = 60.0
 CUT_SHARE = 0.2
 CUT_ROUNDS = 50
 #: Records in a region restart of the portfolio: ICSM's default region of 30 groups is 90
@@ -446,7 +452,7 @@ class _sigint_blocked:
 
 
 def _portfolio(Z, k, ctx, info, processes: int) -> Solution:
-    from ..large._executors import available_cores
+    from ..large._executors import available_cores, blas_threads
     from .._partition import canonical_labels
     from ._decomposition import split_along_groups
 
@@ -474,6 +480,12 @@ def _portfolio(Z, k, ctx, info, processes: int) -> Solution:
     chain_futures: list = []
     stopper = _StopFile() if pool is not None else None
     stop_path = stopper.path if stopper is not None else None
+    # With workers on the other cores, this process's BLAS runs on one thread: OpenBLAS's
+    # idle threads busy-wait, and the chain's Tour2Assignment restarts took the column-
+    # generation worker's core (blas_threads).
+    blas = blas_threads(1) if pool is not None else None
+    if blas is not None:
+        blas.__enter__()
     try:
         if pool is not None:  # start the workers (a fresh interpreter each) while this one works
             try:
@@ -702,6 +714,8 @@ def _portfolio(Z, k, ctx, info, processes: int) -> Solution:
             info["interrupted"] = "Ctrl-C: the workers were asked for their best partitions"
         raise
     finally:
+        if blas is not None:
+            blas.__exit__()
         _stop_pool(pool, hard=True)
         if stopper is not None:
             if stopper.raised:
@@ -752,16 +766,25 @@ def _gather(futures, ctx, until, n) -> None:
 
 
 def _cg_options(remaining: float, k: int) -> dict:
-    """Column generation's options in the portfolio: the MIP over the generated groups may use
-    a third of the time left (its default, 60 s, stopped HiGHS at "feasible" on Census k = 3).
+    """Column generation's options in the portfolio: at k <= 3 the MIP over the generated
+    groups may use a third of the time left (its default, 60 s, stopped HiGHS at "feasible" on
+    Census k = 3); at k >= 4 MIP_SECONDS_K4, so that the dives run.
+
+    The master LP stays GLOP (warm re-solves). Measured on Tarragona k = 5 (stop 28, this
+    option set without the MIP, seeded with an ICSM partition, one core each, side by side
+    through the timing lock): GLOP converged the LP in 154.6 s (64 iterations, 31 527
+    columns; master 127.8 s, pricing 25.6 s); ``lp_solver="highs", smoothing=0.5`` had not
+    proven it after 251 s (61 iterations; master 132.2 s, exact pricing 91.7 s in 152 rounds;
+    bound 20.12010 against the LP's 20.12012). The stop-27 cell's 430 s without convergence
+    (stop 26: 229 s) was this process's chain taking the worker's core (``blas_threads``).
 
     The ascent switch (``ascent_switch``: a loop with no finished exact pricing round after a
     quarter of its time hands its time to the record ascent) was measured at k = 10 only; the
     portfolio runs column generation at k <= 5, where its 600-s cells converged the LP
     without it, so it stays off here until measured there. At k <= 3 the subset-row cuts
     (:func:`_cut_options`)."""
-    return {"mip_time": max(60.0, remaining / 3.0), "ascent_switch": 1.0, "integral_groups": True,
-            **_cut_options(remaining, k)}
+    mip_time = max(60.0, remaining / 3.0) if k <= CUT_MAX_K else MIP_SECONDS_K4
+    return {"mip_time": mip_time, "ascent_switch": 1.0, "integral_groups": True, **_cut_options(remaining, k)}
 
 
 def _cut_options(remaining: float, k: int) -> dict:
