@@ -107,12 +107,6 @@ DIVE_SHARES = (1.0, 0.8, 0.9)
 #: generation starts, before its MIP and the dives (which keep the rest).
 CUT_MAX_K = 3
 CUT_SECONDS = 90.0
-#: The worker's MIP over the generated groups at k > CUT_MAX_K: at most MIP_SECONDS_K4 (at
-#: k <= 3 a third of the time left). In the 600-s cells at k = 4..5 that MIP never gave the
-#: answer: Tarragona k = 5 (stop 26) 180 s "feasible" without beating its seed, Tarragona k = 4
-#: "feasible" (the dives' partition was the answer), Census k = 4/5 "feasible", below its seed
-#: but above the chain (benchmarks/results/auto_budget.md); the dives get the time instead.
-MIP_SECONDS_K4 = 60.0
 CUT_SHARE = 0.2
 CUT_ROUNDS = 50
 #: Records in a region restart of the portfolio: ICSM's default region of 30 groups is 90
@@ -766,9 +760,11 @@ def _gather(futures, ctx, until, n) -> None:
 
 
 def _cg_options(remaining: float, k: int) -> dict:
-    """Column generation's options in the portfolio: at k <= 3 the MIP over the generated
-    groups may use a third of the time left (its default, 60 s, stopped HiGHS at "feasible" on
-    Census k = 3); at k >= 4 MIP_SECONDS_K4, so that the dives run.
+    """Column generation's options in the portfolio: the MIP over the generated groups may use
+    a third of the time left (its default, 60 s, stopped HiGHS at "feasible" on Census k = 3).
+    60 s at k >= 4 (so that the dives get the time) was measured worse (stop 28, 600 s):
+    Census k = 5 7.3010, its MIP found nothing in 60 s, against 7.2534 at stop 27, where the
+    MIP's 185 s found SSE 1017.96 at about 504 s while the chain was stuck at 1033.5.
 
     The master LP stays GLOP (warm re-solves). Measured on Tarragona k = 5 (stop 28, this
     option set without the MIP, seeded with an ICSM partition, one core each, side by side
@@ -783,8 +779,8 @@ def _cg_options(remaining: float, k: int) -> dict:
     portfolio runs column generation at k <= 5, where its 600-s cells converged the LP
     without it, so it stays off here until measured there. At k <= 3 the subset-row cuts
     (:func:`_cut_options`)."""
-    mip_time = max(60.0, remaining / 3.0) if k <= CUT_MAX_K else MIP_SECONDS_K4
-    return {"mip_time": mip_time, "ascent_switch": 1.0, "integral_groups": True, **_cut_options(remaining, k)}
+    return {"mip_time": max(60.0, remaining / 3.0), "ascent_switch": 1.0, "integral_groups": True,
+            **_cut_options(remaining, k)}
 
 
 def _cut_options(remaining: float, k: int) -> dict:
