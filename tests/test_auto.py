@@ -409,3 +409,14 @@ def test_column_generation_worker_runs_the_cut_phase_at_k3():
     assert res["lower_bound"] <= opt + 1e-9
     assert _auto._bound_argument(res).startswith("column generation: ")
     assert _auto._cut_options(30.0, 4) == {}
+
+
+def test_blas_threads_sets_and_restores_openblas_threads():
+    # auto's calling process runs its chain with one BLAS thread while the workers run
+    # (OpenBLAS's idle threads busy-wait and took the column-generation worker's core)
+    from pysdcmicro.large._executors import _openblas_libraries, blas_threads
+
+    before = [get() for _, get in _openblas_libraries()]
+    with blas_threads(1):
+        assert all(get() == 1 for _, get in _openblas_libraries())
+    assert [get() for _, get in _openblas_libraries()] == before

@@ -459,7 +459,7 @@ class _sigint_blocked:
 
 
 def _portfolio(Z, k, ctx, info, processes: int) -> Solution:
-    from ..large._executors import available_cores
+    from ..large._executors import available_cores, blas_threads
     from .._partition import canonical_labels
     from ._decomposition import split_along_groups
 
@@ -487,6 +487,12 @@ def _portfolio(Z, k, ctx, info, processes: int) -> Solution:
     chain_futures: list = []
     stopper = _StopFile() if pool is not None else None
     stop_path = stopper.path if stopper is not None else None
+    # With workers on the other cores, this process's BLAS runs on one thread: OpenBLAS's
+    # idle threads busy-wait, and the chain's Tour2Assignment restarts took the column-
+    # generation worker's core (blas_threads).
+    blas = blas_threads(1) if pool is not None else None
+    if blas is not None:
+        blas.__enter__()
     try:
         if pool is not None:  # start the workers (a fresh interpreter each) while this one works
             try:
@@ -718,6 +724,8 @@ def _portfolio(Z, k, ctx, info, processes: int) -> Solution:
             info["interrupted"] = "Ctrl-C: the workers were asked for their best partitions"
         raise
     finally:
+        if blas is not None:
+            blas.__exit__()
         _stop_pool(pool, hard=True)
         if stopper is not None:
             if stopper.raised:
@@ -770,6 +778,17 @@ def _gather(futures, ctx, until, n) -> None:
 def _cg_options(remaining: float, k: int) -> dict:
     """Column generation's options in the portfolio: the MIP over the generated groups may use
     a third of the time left (its default, 60 s, stopped HiGHS at "feasible" on Census k = 3).
+    60 s at k >= 4 (so that the dives get the time) was measured worse (stop 28, 600 s):
+    Census k = 5 7.3010, its MIP found nothing in 60 s, against 7.2534 at stop 27, where the
+    MIP's 185 s found SSE 1017.96 at about 504 s while the chain was stuck at 1033.5.
+
+    The master LP stays GLOP (warm re-solves). Measured on Tarragona k = 5 (stop 28, this
+    option set without the MIP, seeded with an ICSM partition, one core each, side by side
+    through the timing lock): GLOP converged the LP in 154.6 s (64 iterations, 31 527
+    columns; master 127.8 s, pricing 25.6 s); ``lp_solver="highs", smoothing=0.5`` had not
+    proven it after 251 s (61 iterations; master 132.2 s, exact pricing 91.7 s in 152 rounds;
+    bound 20.12010 against the LP's 20.12012). The stop-27 cell's 430 s without convergence
+    (stop 26: 229 s) was this process's chain taking the worker's core (``blas_threads``).
 
     The ascent switch (``ascent_switch``: a loop with no finished exact pricing round after a
     quarter of its time hands its time to the record ascent) was measured at k = 10 only; the
