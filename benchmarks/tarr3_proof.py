@@ -163,9 +163,12 @@ def covers_of(extreme, groups, S, tol=1e-9):
 
 def branch_bound(Z, keep, members, sets, k, anchor_time, rounds, incumbent_groups, target_sse_sub,
                  max_iters=200, full=False, log=None):
-    """Column generation with cuts on the records ``keep``; returns the best proven bound on
-    the sub-problem's SSE, whether the last LP was proven, the last master value and why it
-    stopped. Stops as soon as the bound exceeds ``target_sse_sub`` unless ``full``."""
+    """Column generation with cuts on the records ``keep`` (local indices ``0..keep.size-1``).
+    Returns ``{"bound"`` (the best Lagrangian bound proven on the sub-problem's SSE),
+    ``"proven"`` (the last LP's pricing proved no negative group), ``"value"`` (last master),
+    ``"why"`` (why it stopped), ``"pool"``, ``"Zs"`` and, from the last master whose pricing was
+    proven, ``"pi"``, ``"sigma"``, ``"sets"``, ``"x"``}. Stops as soon as the bound exceeds
+    ``target_sse_sub`` unless ``full``."""
     n = Z.shape[0]
     where = -np.ones(n, dtype=np.int64)
     where[keep] = np.arange(keep.size)
@@ -188,6 +191,12 @@ def branch_bound(Z, keep, members, sets, k, anchor_time, rounds, incumbent_group
     sep = 0
     it = 0
     last = None
+    state: dict = {}
+
+    def done(why):
+        return {"bound": best, "proven": bool(last[1] and last[2] == 0), "value": last[0], "why": why,
+                "pool": pool, "Zs": Zs, **state}
+
     while it < max_iters:
         it += 1
         m = solve_master(pool, loc_sets)
@@ -207,23 +216,50 @@ def branch_bound(Z, keep, members, sets, k, anchor_time, rounds, incumbent_group
         if log is not None:
             log(m["value"], lag, proven, found, len(loc_sets))
         last = (m["value"], proven, found)
+        if proven and found == 0:
+            state.update(pi=m["pi"].copy(), sigma=sigma.copy(), sets=list(loc_sets), value=m["value"], x=m["x"])
         if best > target_sse_sub and not full:
-            return best, proven and found == 0, m["value"], "closed"
+            return done("closed")
         if found:
             continue
         if not proven:
-            return best, False, m["value"], "stopped unproven"
+            return done("stopped unproven")
         if sep >= rounds:
-            return best, True, m["value"], "LP proven, rounds done"
+            return done("LP proven, rounds done")
         new = separate_triples(pool.members, m["x"], existing=existing, max_cuts=600)
         if not new:
-            return best, True, m["value"], "LP proven, no violated triple"
+            return done("LP proven, no violated triple")
         for _v, t in new:
             t = tuple(int(r) for r in t)
             existing.add(t)
             loc_sets.append(t)
         sep += 1
-    return best, False, last[0] if last else None, "iteration cap"
+    return done("iteration cap")
+
+
+def branch_mip(Zs, pool, sets, seconds):
+    """The sub-problem's set-partitioning MIP over the pool with the cut rows (HiGHS via
+    scipy ``milp``): the best partition made of pooled groups and HiGHS's dual bound over the
+    pool (NOT a bound over all groups)."""
+    from scipy import sparse
+    from scipy.optimize import Bounds, LinearConstraint, milp
+
+    from .tarr3_cuts5 import set_matrix
+
+    A = pool.matrix()
+    c = np.asarray(pool.costs)
+    cons = [LinearConstraint(A, 1, 1)]
+    if sets:
+        B = (set_matrix(sets, pool.n) @ A).tocsr()
+        B.data = np.floor(B.data / 2.0)
+        B.eliminate_zeros()
+        cons.append(LinearConstraint(B, -np.inf, np.array([len(t) // 2 for t in sets], dtype=np.float64)))
+    r = milp(c, constraints=cons, integrality=np.ones(c.size), bounds=Bounds(0, 1),
+             options={"time_limit": float(seconds), "mip_rel_gap": 0.0, "disp": False})
+    if r.x is None:
+        return None, getattr(r, "mip_dual_bound", None), r.message
+    sel = np.flatnonzero(np.round(r.x) > 0.5)
+    return [pool.members[j] for j in sel], getattr(r, "mip_dual_bound", None), r.message
 
 
 def selftest(seed: int = 0, trials: int = 40) -> None:
@@ -262,6 +298,51 @@ def selftest(seed: int = 0, trials: int = 40) -> None:
     print(f"selftest: {trials} brute-force instances (n 8..12), {total} groups within S, all equal")
 
 
+def deep_report(br, Z, keep, fcost, cover, inc, sst, mip_seconds):
+    """The incumbent's reduced costs at the branch's last proven duals (where its slack
+    sits) and the pool MIP of the branch."""
+    from pysdcmicro._partition import sse
+
+    Zs = br["Zs"]
+    n = Z.shape[0]
+    where = -np.ones(n, dtype=np.int64)
+    where[keep] = np.arange(keep.size)
+    if "pi" in br and inc:
+        pi, sigma, sets = br["pi"], br["sigma"], br["sets"]
+        cr = SetRows(keep.size, [list(t) for t in sets], -sigma)
+        base = float(pi.sum() + sigma.sum())
+        rcs = []
+        for g in inc:
+            loc = where[np.asarray(g)]
+            if np.all(loc >= 0):
+                rcs.append((group_cost(Zs, loc) - pi[loc].sum() + cr.penalty(loc), np.asarray(g)))
+        inc_sub = sum(group_cost(Zs, where[np.asarray(g)]) for g in inc if np.all(where[np.asarray(g)] >= 0))
+        rcs.sort(key=lambda t: -t[0])
+        print(f"      incumbent in this branch: IL {100 * (fcost + inc_sub) / sst:.6f}; slack to the branch LP "
+              f"{inc_sub - base:.4f} SSE = rc sum {sum(r for r, _ in rcs):.4f} + cut slack; largest rc: "
+              + ", ".join(f"{g.tolist()} {r:.4f}" for r, g in rcs[:5]), flush=True)
+    if mip_seconds > 0:
+        c0 = time.process_time()
+        t0 = time.monotonic()
+        groups, dual, msg = branch_mip(Zs, br["pool"], br.get("sets", []), mip_seconds)
+        if groups is not None:
+            lab = np.empty(n, dtype=np.int64)
+            for gi, (g, _r) in enumerate(cover):
+                lab[g] = gi
+            for gi, g in enumerate(groups):
+                lab[keep[g]] = len(cover) + gi
+            val = sse(Z, lab)
+            print(f"      pool MIP ({len(br['pool'])} groups, {len(br.get('sets', []))} cut rows): partition IL "
+                  f"{100 * val / sst:.6f}, sizes {np.bincount(lab).min()}..{np.bincount(lab).max()}; dual bound "
+                  f"over the pool IL {100 * (fcost + (dual or np.nan)) / sst:.6f}; {msg}; "
+                  f"{time.monotonic() - t0:.0f}s wall {time.process_time() - c0:.0f}s cpu", flush=True)
+            out = os.environ.get("TARR3_PROOF_LABELS")
+            if out:
+                np.save(out, lab)
+        else:
+            print(f"      pool MIP: no partition ({msg})", flush=True)
+
+
 def main() -> None:
     ap = argparse.ArgumentParser()
     ap.add_argument("capture", nargs="?")
@@ -273,6 +354,13 @@ def main() -> None:
     ap.add_argument("--enumerate-only", action="store_true")
     ap.add_argument("--full", action="store_true", help="price every branch to its proven LP (no early stop)")
     ap.add_argument("--selftest", action="store_true")
+    ap.add_argument("--deep", type=lambda v: {int(x) for x in v.split(",")}, default=None,
+                    help="branches to push further: triple rounds until none is violated (--deep-rounds), "
+                         "the incumbent's slack there, and the pool MIP (--mip seconds)")
+    ap.add_argument("--deep-rounds", type=int, default=30)
+    ap.add_argument("--verify-duals", action="store_true",
+                    help="first re-price every size 3..5 at the capture's duals (exact, with penalties)")
+    ap.add_argument("--mip", type=float, default=0.0)
     ap.add_argument("--labels", default=None, help="the incumbent's labels (its groups seed each branch's pool)")
     a = ap.parse_args()
     if a.selftest:
@@ -295,6 +383,15 @@ def main() -> None:
           f"slack S {S:.6f}; extreme {extreme}; load {os.getloadavg()[0]:.1f}", flush=True)
     # Margin: the proven pricing allows reduced costs down to about -1e-9 (float tolerance); a
     # partition has at most n/3 groups, so 1e-6 more slack keeps the lists supersets.
+    if a.verify_duals:
+        c1, t1 = time.process_time(), time.monotonic()
+        for s in range(k, 2 * k):
+            res = anchored_pricing(Z, st["nbr_dist"], pi, k, s, time_limit=a.anchor_time, cuts=cuts)
+            print(f"    duals check, size {s}: min rc >= {res['bound']:.3e}, proven {res['proven']}, "
+                  f"{len(res['columns'])} negative groups", flush=True)
+            if not res["proven"] or res["bound"] < -1e-6:
+                raise SystemExit("the capture's duals are not proven: the argument does not apply")
+        print(f"    duals check: {time.monotonic() - t1:.1f}s wall {time.process_time() - c1:.1f}s cpu", flush=True)
     groups, nodes = groups_within(Z, pi, cuts, cums, extreme, S + 1e-6)
     by_size = np.bincount([g.size for g, _ in groups], minlength=6)[3:]
     print(f"(a) groups holding an extreme record with rc <= S: {len(groups)} (sizes 3/4/5: "
@@ -336,8 +433,10 @@ def main() -> None:
                   f"pricing proven {proven} +{found} columns, {ncuts} cuts; "
                   f"{time.monotonic() - b0:.0f}s wall", flush=True)
 
-        bound, proven, mval, why = branch_bound(Z, keep, members, sets, k, a.anchor_time, a.rounds, inc,
-                                                target - fcost, full=a.full, log=log)
+        deep = a.deep is not None and bi in a.deep
+        br = branch_bound(Z, keep, members, sets, k, a.anchor_time, a.deep_rounds if deep else a.rounds, inc,
+                          target - fcost, full=a.full or deep, log=log)
+        bound, proven, mval, why = br["bound"], br["proven"], br["value"], br["why"]
         tot_b = fcost + bound
         ok = tot_b > target
         closed += ok
@@ -346,6 +445,8 @@ def main() -> None:
               f"{100 * (fcost + mval) / sst:.6f}) -> {'CLOSED' if ok else 'OPEN'}; "
               f"{time.monotonic() - b0:.0f}s wall {time.process_time() - bc:.0f}s cpu; "
               f"load {os.getloadavg()[0]:.1f}", flush=True)
+        if deep:
+            deep_report(br, Z, keep, fcost, ch, inc, sst, a.mip)
     print(f"closed {closed} of {len(covers)} branches (T {a.T}); {time.monotonic() - t0:.0f}s wall "
           f"{time.process_time() - c0:.0f}s cpu; load {os.getloadavg()[0]:.1f}", flush=True)
 
