@@ -241,7 +241,6 @@ def branch_mip(Zs, pool, sets, seconds):
     """The sub-problem's set-partitioning MIP over the pool with the cut rows (HiGHS via
     scipy ``milp``): the best partition made of pooled groups and HiGHS's dual bound over the
     pool (NOT a bound over all groups)."""
-    from scipy import sparse
     from scipy.optimize import Bounds, LinearConstraint, milp
 
     from .tarr3_cuts5 import set_matrix
