@@ -411,12 +411,18 @@ def test_column_generation_worker_runs_the_cut_phase_at_k3():
     assert _auto._cut_options(30.0, 4) == {}
 
 
-def test_blas_threads_sets_and_restores_openblas_threads():
+def test_blas_threads_sets_and_restores_blas_threads():
     # auto's calling process runs its chain with one BLAS thread while the workers run
     # (OpenBLAS's idle threads busy-wait and took the column-generation worker's core)
-    from pysdcmicro.large._executors import _openblas_libraries, blas_threads
+    import numpy as np
+    from threadpoolctl import threadpool_info
 
-    before = [get() for _, get in _openblas_libraries()]
+    from pysdcmicro.large._executors import blas_threads
+
+    np.dot(np.ones((2, 2)), np.ones((2, 2)))  # numpy's BLAS is loaded
+    blas = [p for p in threadpool_info() if p["user_api"] == "blas"]
+    assert blas, "numpy's BLAS library is not visible to threadpoolctl"
+    before = [p["num_threads"] for p in blas]
     with blas_threads(1):
-        assert all(get() == 1 for _, get in _openblas_libraries())
-    assert [get() for _, get in _openblas_libraries()] == before
+        assert all(p["num_threads"] == 1 for p in threadpool_info() if p["user_api"] == "blas")
+    assert [p["num_threads"] for p in threadpool_info() if p["user_api"] == "blas"] == before

@@ -30,62 +30,30 @@ def available_cores() -> int:
 _THREAD_VARIABLES = ("OPENBLAS_NUM_THREADS", "OMP_NUM_THREADS", "MKL_NUM_THREADS")
 
 
-def _openblas_libraries() -> list:
-    """The OpenBLAS libraries loaded in this process (numpy's, scipy's), as ctypes handles
-    with their thread-count setters: [(set, get)]. Linux only (``/proc/self/maps``); empty
-    elsewhere or when none is loaded."""
-    import ctypes
-
-    try:
-        with open("/proc/self/maps") as fh:
-            paths = sorted({line.split()[-1] for line in fh if "openblas" in line.lower() and "/" in line})
-    except OSError:
-        return []
-    found = []
-    for path in paths:
-        try:
-            lib = ctypes.CDLL(path)
-        except OSError:
-            continue
-        for prefix in ("scipy_", ""):
-            for suffix in ("64_", ""):
-                name = f"{prefix}openblas_set_num_threads{suffix}"
-                getter = f"{prefix}openblas_get_num_threads{suffix}"
-                if hasattr(lib, name) and hasattr(lib, getter):
-                    setter, get = getattr(lib, name), getattr(lib, getter)
-                    setter.argtypes, setter.restype, get.restype = [ctypes.c_int], None, ctypes.c_int
-                    found.append((setter, get))
-                    break
-            else:
-                continue
-            break
-    return found
-
-
 class blas_threads:
-    """Run a block with the loaded OpenBLAS libraries at ``count`` threads (restored after).
+    """Run a block with the process's BLAS libraries (OpenBLAS, MKL, BLIS) at ``count``
+    threads, restored after (threadpoolctl).
 
     ``auto``'s chain in the calling process while a worker process runs on the other core:
     after a threaded BLAS call OpenBLAS's second thread busy-waits, so ICSM's region restarts
     with Tour2Assignment used 1.98 cores (20 s, Tarragona k = 5, 39.0 CPU s) and took the
     worker's core, where column generation then converged its LP in about half the iterations
-    per second (benchmarks/results/auto_budget.md, stop 28). A no-op where the libraries
-    cannot be found (not Linux, no OpenBLAS)."""
+    per second (benchmarks/results/auto_budget.md, stop 28)."""
 
     def __init__(self, count: int = 1):
         self.count = int(count)
-        self.saved: list = []
+        self._limits = None
 
     def __enter__(self):
-        for setter, get in _openblas_libraries():
-            self.saved.append((setter, int(get())))
-            setter(self.count)
+        from threadpoolctl import threadpool_limits
+
+        self._limits = threadpool_limits(limits=self.count, user_api="blas")
         return self
 
     def __exit__(self, *exc):
-        for setter, old in self.saved:
-            setter(old)
-        self.saved = []
+        if self._limits is not None:
+            self._limits.restore_original_limits()
+            self._limits = None
 
 
 class _worker_environment:
