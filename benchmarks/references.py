@@ -97,6 +97,9 @@ def lookup(dataset: str, k: int, name: str | None):
 # The best published IL per CASC cell (issue 14's 600-s targets), each from the table above
 # that holds it.
 _P000 = "papers/000 (Castro et al. 2022) Table 5, optimization method of Aloise et al. 2014"
+# Tarragona k = 3's 14.46 is below this data's proven optimum: every 3-partition of Tarragona as
+# pysdcmicro standardises it has IL >= 14.466911 (benchmarks/tarr3_proof.py, results/colgen.md
+# part (m)); the value stays as published.
 _P003 = "papers/003 (Mortazavi and Jalili 2015) Table 4, IL_ICSM"
 _P003LS = "papers/003 (Mortazavi and Jalili 2015) Table 4, IL_LS (the LS method of its ref. [14])"
 for (_ds, _k), (_v, _src) in {
