@@ -53,11 +53,18 @@ _state = _State()
 #: ignored on calling ctypes callback function", with a traceback on stderr) and the Ctrl-C
 #: is lost. Seen in the start-up test with a cold numba cache.
 _CALLBACK_PARTS = (f"{os.sep}llvmlite{os.sep}",)
+#: Functions (file, name) that Python itself calls where an exception is only printed
+#: ("Exception ignored in: ...") and dropped: importlib's weakref callback on a module lock,
+#: run when the lock is freed during an import. Seen once in the start-up test (a fresh
+#: venv, SIGINT at 1 s).
+_SWALLOWING_FUNCTIONS = (("<frozen importlib._bootstrap>", "cb"),)
 
 
 def _in_callback(frame) -> bool:
     while frame is not None:
-        if any(part in frame.f_code.co_filename for part in _CALLBACK_PARTS):
+        code = frame.f_code
+        if any(part in code.co_filename for part in _CALLBACK_PARTS) or \
+                (code.co_filename, code.co_name) in _SWALLOWING_FUNCTIONS:
             return True
         frame = frame.f_back
     return False
