@@ -79,9 +79,8 @@ def test_import_pysdcmicro_never_imports_rpy2():
     assert out.stdout.split() == ["False", "False", "pysdcmicro.bridges.sdcmicro"]
 
 
-def test_bridge_is_the_top_level_bridges_folder():
-    # from the repository root (as pytest runs) the source tree's bridges/ is used
-    assert Path(bridge.__file__).resolve().parent.name == "bridges"
+def test_bridge_is_a_subpackage_of_pysdcmicro():
+    assert Path(bridge.__file__).parent == Path(pysdcmicro.__file__).parent / "bridges"
     assert bridge.__name__ == "pysdcmicro.bridges.sdcmicro"
 
 
