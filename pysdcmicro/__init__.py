@@ -56,8 +56,9 @@ _LAZY = {
     "report": ".reporting",
     "microaggregate_blocked": ".large",
 }
-# Public subpackages, imported on first use as well.
-_SUBMODULES = ("datasets", "large", "metrics")
+# Subpackages, imported on first use as well.
+_SUBMODULES = ("constructive", "datasets", "large", "local_search", "metrics", "optimization", "reporting",
+               "univariate")
 
 __all__ = [
     "__version__",
@@ -116,7 +117,7 @@ def __getattr__(name: str):
 
 
 def __dir__() -> list[str]:
-    return list(__all__)
+    return sorted(set(__all__) | set(_SUBMODULES))
 
 
 def methods() -> "dict[str, MethodSpec]":

@@ -104,6 +104,7 @@ def test_import_pysdcmicro_imports_nothing_heavy():
 
 def test_public_names_load_on_first_use():
     assert set(pysdcmicro.__all__) <= set(dir(pysdcmicro))
+    assert set(pysdcmicro._LAZY) <= set(pysdcmicro.__all__)  # the table holds no hidden public name
     for name in pysdcmicro.__all__:
         assert getattr(pysdcmicro, name) is not None, name
     assert pysdcmicro.mdav is pysdcmicro.constructive.mdav
