@@ -6,8 +6,8 @@
 * Everything with an sdcMicroObj needs the CRAN package sdcMicro in R; those tests skip
   with "sdcMicro not installed in R: install.packages('sdcMicro') from CRAN" where it is
   absent. The reference values are sdcMicro's own outputs, computed live by calling
-  sdcMicro (5.8.1 when this was written) on the same object or data: the native call is
-  the oracle, nothing is hard-coded.
+  sdcMicro on the same object or data: the native call is the oracle, nothing is
+  hard-coded.
 """
 
 from __future__ import annotations

@@ -224,7 +224,7 @@ def test_python_api_keeps_pythons_ctrl_c(monkeypatch):
 
 
 def test_ctrl_c_during_the_report_measures_leaves_them_out(tmp_path, monkeypatch):
-    """The record linkage takes seconds at 10^6 records (13 s, stop 27): a first Ctrl-C during the
+    """The record linkage takes seconds at 10^6 records: a first Ctrl-C during the
     measures stops them, and the outputs are written at once without them."""
     import json
 
