@@ -13,45 +13,52 @@ Quick start
 ('done', True)
 """
 
-from __future__ import annotations
+# The public names are imported on first use (Scientific Python SPEC 1): ``import pysdcmicro``
+# imports no other module at all, so the command line guards its start-up against Ctrl-C
+# before anything heavy is imported (see ``pysdcmicro.__main__``).
 
 __version__ = "0.1.0"
 
-import sys as _sys
-
-if _sys.argv[:1] == ["-m"]:  # `python -m pysdcmicro` (issue 19): Ctrl-C while importing -> one line, exit 130
-    import _pysdcmicro_start
-
-    if _pysdcmicro_start.started_as_module():
-        _pysdcmicro_start.begin()  # ended by pysdcmicro.__main__
-
-from . import datasets, metrics
-from ._api import Microaggregator, microaggregate
-from ._context import ProgressEvent
-from ._errors import (
-    ConstantColumnWarning,
-    InvalidInputError,
-    InvalidTypeError,
-    PysdcmicroError,
-    ReleaseCheckError,
-    StratumTooSmallError,
-)
-from ._partition import check_partition, information_loss, sse, sst
-from ._registry import MethodSpec
-from ._result import STATUSES, MicroaggregationResult, Solution
-from ._release import verify_release
-from ._standardize import standardize
-from .constructive import mdav, mu_approx, mu_approx_structure, vmdav
-from .optimization import column_generation, decomposition
-from .univariate import compress_tsp_mhm, mhm, tsp_mhm
-from .local_search import icsm, two_swap
-from .reporting import Report, compare, report
-from . import large
-from .large import microaggregate_blocked
-
-from . import _source_tree
-
-_source_tree.register()  # `pysdcmicro.bridges` from a source checkout (never imports rpy2)
+# Each public name and the module that defines it (relative to this package).
+_LAZY = {
+    "microaggregate": "._api",
+    "Microaggregator": "._api",
+    "ProgressEvent": "._context",
+    "ConstantColumnWarning": "._errors",
+    "InvalidInputError": "._errors",
+    "InvalidTypeError": "._errors",
+    "PysdcmicroError": "._errors",
+    "ReleaseCheckError": "._errors",
+    "StratumTooSmallError": "._errors",
+    "check_partition": "._partition",
+    "information_loss": "._partition",
+    "sse": "._partition",
+    "sst": "._partition",
+    "MethodSpec": "._registry",
+    "STATUSES": "._result",
+    "MicroaggregationResult": "._result",
+    "Solution": "._result",
+    "verify_release": "._release",
+    "standardize": "._standardize",
+    "mdav": ".constructive",
+    "mu_approx": ".constructive",
+    "mu_approx_structure": ".constructive",
+    "vmdav": ".constructive",
+    "column_generation": ".optimization",
+    "decomposition": ".optimization",
+    "compress_tsp_mhm": ".univariate",
+    "mhm": ".univariate",
+    "tsp_mhm": ".univariate",
+    "icsm": ".local_search",
+    "two_swap": ".local_search",
+    "Report": ".reporting",
+    "compare": ".reporting",
+    "report": ".reporting",
+    "microaggregate_blocked": ".large",
+}
+# Subpackages, imported on first use as well.
+_SUBMODULES = ("constructive", "datasets", "large", "local_search", "metrics", "optimization", "reporting",
+               "univariate")
 
 __all__ = [
     "__version__",
@@ -97,7 +104,23 @@ __all__ = [
 ]
 
 
-def methods() -> dict[str, MethodSpec]:
+def __getattr__(name: str):
+    import importlib
+
+    if name in _SUBMODULES:
+        return importlib.import_module(f".{name}", __name__)
+    if name in _LAZY:
+        value = getattr(importlib.import_module(_LAZY[name], __name__), name)
+        globals()[name] = value  # later look-ups skip this function
+        return value
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+
+
+def __dir__() -> list[str]:
+    return sorted(set(__all__) | set(_SUBMODULES))
+
+
+def methods() -> "dict[str, MethodSpec]":
     """Registered methods by name (read by the CLI, the docs and the contract tests).
 
     Examples
@@ -110,7 +133,7 @@ def methods() -> dict[str, MethodSpec]:
     return all_methods()
 
 
-def improvements() -> dict[str, MethodSpec]:
+def improvements() -> "dict[str, MethodSpec]":
     """Registered improvement steps (local search) by name."""
     from ._registry import all_improvements
 

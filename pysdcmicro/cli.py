@@ -660,7 +660,7 @@ def _build_parser() -> argparse.ArgumentParser:
     d.add_argument("--report", help="also write the JSON report")
     d.add_argument("--html", help="also write the HTML report (with plots when matplotlib is installed)")
 
-    # `pysdcmicro sdcmicro IN.rds OUT.rds`: the R package's back end (bridges/_command.py, imported
+    # `pysdcmicro sdcmicro IN.rds OUT.rds`: the R package's back end (pysdcmicro/bridges/_command.py, imported
     # only here and when the command runs; it loads rpy2 only then).
     from .bridges import _command as _sdcmicro_command
     _sdcmicro_command.add_arguments(sub.add_parser(

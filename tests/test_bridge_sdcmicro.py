@@ -6,8 +6,8 @@
 * Everything with an sdcMicroObj needs the CRAN package sdcMicro in R; those tests skip
   with "sdcMicro not installed in R: install.packages('sdcMicro') from CRAN" where it is
   absent. The reference values are sdcMicro's own outputs, computed live by calling
-  sdcMicro (5.8.1 when this was written) on the same object or data: the native call is
-  the oracle, nothing is hard-coded.
+  sdcMicro on the same object or data: the native call is the oracle, nothing is
+  hard-coded.
 """
 
 from __future__ import annotations
@@ -79,9 +79,8 @@ def test_import_pysdcmicro_never_imports_rpy2():
     assert out.stdout.split() == ["False", "False", "pysdcmicro.bridges.sdcmicro"]
 
 
-def test_bridge_is_the_top_level_bridges_folder():
-    # from the repository root (as pytest runs) the source tree's bridges/ is used
-    assert Path(bridge.__file__).resolve().parent.name == "bridges"
+def test_bridge_is_a_subpackage_of_pysdcmicro():
+    assert Path(bridge.__file__).parent == Path(pysdcmicro.__file__).parent / "bridges"
     assert bridge.__name__ == "pysdcmicro.bridges.sdcmicro"
 
 

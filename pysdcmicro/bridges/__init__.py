@@ -1,13 +1,13 @@
 """Bridges between pysdcmicro and other statistical disclosure control software.
 
-Installed as ``pysdcmicro.bridges`` (the source lives in the repository's top-level
-``bridges/`` folder). Nothing here is imported by ``import pysdcmicro``; each bridge
-imports its own dependencies lazily, when one of its functions is first called.
+A front end beside the command line: the core of pysdcmicro never imports it, and nothing
+here is imported by ``import pysdcmicro``. Each bridge imports its own dependencies lazily,
+when one of its functions is first called.
 
 * :mod:`pysdcmicro.bridges.sdcmicro`: pysdcmicro methods on R sdcMicro objects through
   rpy2 (``pip install "pysdcmicro[r]"``, plus R and the CRAN package sdcMicro).
 * ``pysdcmicro.bridges._command``: the command ``pysdcmicro sdcmicro IN.rds OUT.rds`` (the
-  same on a saved sdcMicroObj), back end of the R package in ``bridges/R/pysdcmicro``.
+  same on a saved sdcMicroObj), back end of the R package in the repository's ``bridges/R/pysdcmicro``.
 """
 
 __all__ = ["sdcmicro"]
