@@ -32,9 +32,13 @@ from .._result import Solution
 from .._validation import check_choice, check_number, check_positive_int
 from ..constructive._mdav import mdav_labels
 from ._master import ColumnPool, group_cost, make_master
-from ._pricing import (_bb_kernel, anchor_lagrangian_bound, anchor_relaxation, anchored_pricing,
-                       enumerate_below, exact_pricing, heuristic_pricing, lagrangian_bound, neighbours,
-                       nn_dual, record_ascent, record_bounds)
+from ._anchored_pricing import CutRows, anchored_pricing
+from ._branch_and_bound import _bb_kernel
+from ._exact_pricing import enumerate_below, exact_pricing
+from ._heuristic_pricing import heuristic_pricing
+from ._lagrangian import (anchor_lagrangian_bound, anchor_relaxation, lagrangian_bound, neighbours, nn_dual,
+                          record_bounds)
+from ._record_ascent import record_ascent
 
 __all__ = ["column_generation", "solve_column_generation", "seed_partitions", "ColumnGenerationOptions"]
 
@@ -79,9 +83,8 @@ def seed_partitions(Z: np.ndarray, k: int, ctx: Context, *, heuristic_share: flo
         with phases("seed vmdav", ctx.deadline):
             sol = spec.core(Z, k, ctx.child(stage="vmdav"))
         out.append(("vmdav", np.asarray(sol.labels)))
-    # Two-swap from the best seed (at most a tenth of the time): a better incumbent for
-    # the MIP, and its groups in the pool (on the 120-s full-set runs of vignette 2,
-    # column generation returned the MDAV or V-MDAV seed at k >= 5, above MDAV + two-swap).
+    # Two-swap from the best seed (at most a tenth of the time): a better incumbent for the
+    # MIP, and its groups in the pool.
     swap = optional_spec("improvement", "two-swap")
     if swap is None:
         notes.append("two-swap not available: seeded without it")
@@ -90,18 +93,15 @@ def seed_partitions(Z: np.ndarray, k: int, ctx: Context, *, heuristic_share: flo
         sub = ctx.child(fraction=0.1, stage="seed two-swap")
         with phases("seed two-swap", sub.deadline):
             out.append(("two-swap", np.asarray(swap.core(Z, start, k, sub).labels)))
-    # ICSM (restarts under a time limit) from MDAV, as method `icsm` runs it: at k >= 5 the
-    # MIP over the generated groups returned its two-swap seed, above what ICSM reaches in
-    # seconds (issue 14: a 30-s run on Tarragona k = 3 returned 15.04, ICSM gets 14.68 in
-    # 4 s). Started from MDAV, not from the best seed: on a 90-record test ICSM from the
-    # two-swap seed stopped at a worse local optimum than ICSM from MDAV.
+    # ICSM from MDAV, as method `icsm` runs it: it reaches in seconds partitions that the MIP
+    # over the generated groups does not. From MDAV, not from the best seed, whose local
+    # optimum it may not leave.
     icsm = optional_spec("improvement", "icsm")
     if icsm is None:
         notes.append("icsm not available: seeded without it")
     elif heuristic_share > 0:
-        # First ICSM's own run (at most half the time: a 30-s run on Tarragona k = 3 under
-        # load gave it 3 s, too few to finish the 16-s run, and returned 14.87 against its
-        # 14.68), then restarts for heuristic_share of the time under a time limit.
+        # First ICSM's own run (at most half the time, so that it can finish), then restarts
+        # for heuristic_share of the time under a time limit.
         sub = ctx.child(fraction=0.5, stage="seed icsm")
         with phases("seed icsm", sub.deadline):
             sol = icsm.core(Z, np.asarray(labels), k, sub, max_restarts=0)
@@ -403,7 +403,7 @@ class _ColumnGenerationRun:
         self.ascent_on = bool(opt.exact and self.ascent_steps and opt.ascent_share > 0)
         if self.ascent_on:
             reserve += opt.ascent_share
-        # Cuts at k <= 3 only, where they were measured to pay.
+        # Cuts by default at k <= 3 only: at larger k their time would come out of the final ICSM.
         self.cut_rounds = opt.cut_rounds if opt.cut_rounds is not None else (
             50 if (finite and self.own_seeds and self.k <= 3) else 0)
         if ctx.deadline.limited and (opt.mip or reserve):
@@ -892,7 +892,6 @@ def _enumerate_with_cuts(Z, nbr_dist, k, pool, cut_duals, slack, phases, deadlin
     those whose reduced cost without them is <= ``slack`` (:func:`enumerate_below`, anchor
     by anchor), filtered by their exact reduced cost. Returns ``(complete, count)``; the
     groups are pooled only when the enumeration is complete (at most 50,000 of them)."""
-    from ._pricing import CutRows
 
     pi_c, sigma_c, triples = cut_duals[0], cut_duals[1], cut_duals[2]
     rows_c = CutRows(Z.shape[0], np.asarray(triples, dtype=np.int64).reshape(-1, 3), -np.minimum(sigma_c, 0.0))
@@ -922,9 +921,8 @@ def _centre_search(Z: np.ndarray, nbr_dist: np.ndarray, k: int, centre: np.ndarr
     negative column makes ``p`` the new centre and doubles ``lam`` (at most 1/2); any other
     halves it.
     Near the centre the candidate sets of the anchors are small and exact pricing is quick,
-    so the search climbs from the centre's bound towards the LP value (measured on full
-    Tarragona, k = 5: the neighbour bound 13.93 % rises to 15.48 % in one 3-s step, where
-    pricing at the master's duals does not finish a round in 5 minutes).
+    so the search climbs from the centre's bound towards the LP value where pricing at the
+    master's duals does not finish a round.
 
     Returns ``(bound, columns, steps)``: the negative columns met (worth pooling) and one
     ``(lam, bound, clean)`` per step.
@@ -950,10 +948,9 @@ def _centre_search(Z: np.ndarray, nbr_dist: np.ndarray, k: int, centre: np.ndarr
             clean = clean and res["proven"] and not res["columns"]
             columns.extend(res["columns"])
         if len(vals) < len(sizes):
-            # Cut short by the step's time: the sizes not priced would need their
-            # relaxation, an O(n^2 d) pass each without a deadline (10 s past the search's
-            # deadline at a tenth of a core on Tarragona, k = 10), for a step bound that is
-            # rarely the best: no bound from this step; a shorter step next.
+            # Cut short by the step's time: the sizes not priced would need their relaxation,
+            # an O(n^2 d) pass each without a deadline, for a step bound that is rarely the
+            # best: no bound from this step; a shorter step next.
             steps.append((lam, None, False))
             lam /= 2.0
             continue
@@ -1071,7 +1068,6 @@ def _solve_mip(Z, k, pool, pi, lower, best_labels, best_sse, ctx, mip_time, mip_
     if math.isfinite(lower):
         usable &= rc <= (best_sse - lower) + 1e-9 * max(1.0, best_sse)
     if cut_filter is not None:
-        from ._pricing import CutRows
 
         (pi_c, sigma_c, triples, _value), slack = cut_filter
         rows_c = CutRows(n, np.asarray(triples, dtype=np.int64).reshape(-1, 3), -np.minimum(sigma_c, 0.0))
@@ -1088,8 +1084,8 @@ def _solve_mip(Z, k, pool, pi, lower, best_labels, best_sse, ctx, mip_time, mip_
     cols = np.flatnonzero(usable)
     capped_from = None
     if max_columns is not None and cols.size > max_columns:
-        # A restricted MIP: on full-set pools (68,575 columns on Tarragona k = 10) HiGHS
-        # found no partition in 120 s and overran its limit by 17-56 s.
+        # A restricted MIP: over the whole pool of a large set HiGHS may find no partition in
+        # its time and overrun its limit.
         capped_from = int(cols.size)
         cols = np.union1d(cols[np.argsort(rc[cols], kind="stable")[:max_columns]],
                           np.asarray(hint_cols, dtype=np.int64))
