@@ -789,3 +789,26 @@ def test_every_step_of_a_limited_run_gets_a_budget_ending_at_the_deadline(monkey
     for name, d in seen:
         assert d is not None and d._end <= root._end, name
     assert sol.info["phases"] and all(row[3] is not None for row in sol.info["phases"])
+
+
+def test_registered_options_are_the_fields_of_the_options_dataclass():
+    """The dataclass is the one list of options: the registry (hence the CLI's `--option` and
+    `pysdcmicro methods`) reads its names, defaults and types, and each field has a doc."""
+    import dataclasses
+
+    from pysdcmicro._registry import get_method
+    from pysdcmicro.optimization._column_generation import ColumnGenerationOptions
+
+    spec = get_method("column-generation")
+    fields = dataclasses.fields(ColumnGenerationOptions)
+    assert list(spec.options) == [f.name for f in fields]
+    assert {name: o.default for name, o in spec.options.items()} == {f.name: f.default for f in fields}
+    assert spec.options["max_iterations"].annotation == "int | None"
+    assert spec.options["max_iterations"].coerce("7", "column-generation") == 7
+    assert spec.options["lp_solver"].annotation == "str"
+    assert all(f.metadata["doc"] for f in fields)
+    with pytest.raises(dataclasses.FrozenInstanceError):
+        ColumnGenerationOptions().mip = False
+    ColumnGenerationOptions().check()  # the defaults are valid
+    with pytest.raises(InvalidInputError, match="cuts_per_round"):
+        ColumnGenerationOptions(cuts_per_round=0).check()

@@ -187,7 +187,7 @@ class ColumnGenerationOptions:
     exact: bool = _option(True, "exact pricing when the heuristic finds no negative group")
     exact_max_records: int = _option(400, "largest reduced model of global exact pricing")
     pricing_time: float = _option(20.0, "seconds per exact pricing call (the most a raised anchor_time reaches)")
-    pricing_deterministic_time: float | None = _option(None, "deterministic budget per pricing call, for reproducible runs")
+    pricing_deterministic_time: float | None = _option(None, "deterministic budget per pricing call (reproducible)")
     mip: bool = _option(True, "solve the set-partitioning MIP over the generated groups")
     mip_time: float = _option(60.0, "seconds for the MIP")
     mip_deterministic_time: float | None = _option(None, "deterministic budget of a CP-SAT MIP")
@@ -205,12 +205,15 @@ class ColumnGenerationOptions:
     anchor_solver: str = _option("bb", "per-anchor solver: 'bb' (branch and bound) or 'cpsat'")
     smoothing: float = _option(0.0, "Wentges smoothing of the priced duals; 0: off")
     heuristic_share: float = _option(0.1, "share of a time limit for ICSM restarts among the seeds")
-    exact_trigger: int | None = _option(None, "with smoothing: fewer heuristic columns go on to exact pricing; None: max(10, n/20)")
+    exact_trigger: int | None = _option(
+        None, "with smoothing: a heuristic round adding fewer columns goes on to exact pricing; None: max(10, n/20)")
     ascent_share: float = _option(0.2, "share of the column-generation time kept for the record ascent")
     ascent_steps: int | None = _option(None, "steps of the record ascent; None: 50 under a time limit, else 0")
     ascent_nodes: int = _option(200, "node budget of each branch and bound in the ascent")
-    ascent_switch: float = _option(0.25, "share of the loop's time after which a loop with no finished exact round yields to the ascent; 1: never")
-    cut_rounds: int | None = _option(None, "rounds of subset-row cuts after a solved LP; None: 50 under a time limit at k <= 3, else 0")
+    ascent_switch: float = _option(
+        0.25, "share of the loop's time after which, with no exact round finished, the ascent takes over; 1: never")
+    cut_rounds: int | None = _option(
+        None, "rounds of subset-row cuts after a solved LP; None: 50 under a time limit at k <= 3, else 0")
     cuts_per_round: int = _option(600, "subset-row cuts added per round")
 
     def check(self) -> None:
@@ -762,7 +765,8 @@ class _ColumnGenerationRun:
             # its bound (less the solver's tolerance) bounds the optimum.
             proven = float(mip_info["_bound"])
             proven -= 1e-7 * abs(proven) + 1e-9
-            self._raise_lower(min(self.best_sse, proven), "MIP over every group that could be better (optimality proof)")
+            self._raise_lower(min(self.best_sse, proven),
+                              "MIP over every group that could be better (optimality proof)")
             self.info["optimal"] = True
         return mip_info.get("mip_status")
 
