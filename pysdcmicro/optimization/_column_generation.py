@@ -328,7 +328,7 @@ class _ColumnGenerationRun:
         self._subset_row_cuts()
         self._bound_search()
         self._record_ascent()
-        self._record_loop()
+        self._loop_info()
         self._mip()
         self._final_icsm()
         return self._result()
@@ -731,7 +731,7 @@ class _ColumnGenerationRun:
         for rows in asc["columns"][: max(self.n, 1000)]:
             self.pool.add(rows, group_cost(self.Z, rows))
 
-    def _record_loop(self) -> None:
+    def _loop_info(self) -> None:
         """What the LP phases leave in ``info``."""
         info, k = self.info, self.k
         if self.integral_groups and self.converged and self.lp_x is not None:

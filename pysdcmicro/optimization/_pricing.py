@@ -19,7 +19,7 @@ Pricing finds groups of negative reduced cost, or proves lower bounds on it:
 """
 
 from ._anchored_pricing import CutRows, anchored_pricing
-from ._branch_and_bound import _bb_kernel, branch_and_bound_anchor
+from ._branch_and_bound import _bb_kernel, branch_and_bound_anchor  # noqa: F401  (_bb_kernel: auto's import)
 from ._exact_pricing import enumerate_below, exact_pricing
 from ._heuristic_pricing import heuristic_pricing
 from ._lagrangian import (anchor_lagrangian_bound, anchor_relaxation, lagrangian_bound, neighbours, nn_dual,
@@ -29,4 +29,4 @@ from ._record_ascent import record_ascent, record_lagrangian, record_supergradie
 __all__ = ["neighbours", "heuristic_pricing", "exact_pricing", "anchored_pricing", "record_bounds",
            "lagrangian_bound", "enumerate_below", "anchor_relaxation", "anchor_lagrangian_bound",
            "nn_dual", "record_lagrangian", "record_supergradient", "record_ascent", "CutRows",
-           "branch_and_bound_anchor", "_bb_kernel"]
+           "branch_and_bound_anchor"]
