@@ -419,7 +419,7 @@ def test_master_lp_takes_a_time_limit(kind):
     assert limited["objective"] == pytest.approx(free["objective"])
 
 
-# --- issue 16: branch-and-bound pricing, smoothing, bound sources, the integer side ---------
+# --- branch-and-bound pricing, smoothing, bound sources, the integer side ---------------------
 
 
 def _anchor_brute(D, pis, s):

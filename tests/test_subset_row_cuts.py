@@ -1,4 +1,4 @@
-"""Subset-row cuts on triples in the column-generation master (issue 16, beyond the LP):
+"""Subset-row cuts on triples in the column-generation master (beyond the LP):
 pricing with cut penalties, separation, the Lagrangian bound with cut multipliers, and the
 whole method against brute force on instances of at most 12 records (k = 2..4)."""
 
