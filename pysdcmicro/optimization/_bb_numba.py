@@ -1,7 +1,7 @@
 """Compiled per-anchor branch and bound of exact pricing (numba; imported only when numba is
 installed).
 
-The same problem and bound as :func:`._branch_and_bound.branch_and_bound_anchor`: the least reduced
+The same problem and bound as :func:`._pricing.branch_and_bound_anchor`: the least reduced
 cost ``pairs(C)/s - pi(C)`` of a group ``C = {0} + (s-1)`` candidates of a distance block
 whose row/column 0 is the anchor, candidates in a fixed order, a node being a partial group
 whose completions use candidates after its last one. With ``t`` members still to add and
