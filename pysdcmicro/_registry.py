@@ -11,11 +11,13 @@ and an *improvement* core::
 
 where ``Z`` is the standardized float64 C-contiguous data, ``ctx`` a
 :class:`~pysdcmicro._context.Context`, and the keyword-only parameters are the method's
-options (their names are the CLI's ``--option NAME=VALUE`` names).
+options (their names are the CLI's ``--option NAME=VALUE`` names). A core that takes
+``**options`` names a frozen dataclass of them instead (``options=`` of the decorators).
 """
 
 from __future__ import annotations
 
+import dataclasses
 import difflib
 import inspect
 import typing
@@ -128,24 +130,45 @@ def _options_of(core: Callable) -> dict:
     return opts
 
 
-def _register(table: dict, kind: str, name: str, summary: str, randomized: bool):
+def _options_of_dataclass(cls: type) -> dict:
+    """The options of a dataclass of options: one per field, which must have a default."""
+    try:
+        hints = typing.get_type_hints(cls)
+    except Exception:  # string annotations that cannot be resolved: keep the text
+        hints = {}
+    opts = {}
+    for f in dataclasses.fields(cls):
+        if f.default is dataclasses.MISSING:
+            raise TypeError(f"option {f.name!r} of {cls.__name__} needs a default")
+        param = inspect.Parameter(f.name, inspect.Parameter.KEYWORD_ONLY, default=f.default,
+                                  annotation=f.type)
+        opts[f.name] = OptionSpec(f.name, f.default, _annotation_text(param, hints))
+    return opts
+
+
+def _register(table: dict, kind: str, name: str, summary: str, randomized: bool, options: type | None):
     def decorator(core: Callable) -> Callable:
         if name in table:
             raise ValueError(f"{kind} {name!r} is registered twice")
+        found = _options_of(core) if options is None else _options_of_dataclass(options)
         table[name] = MethodSpec(name=name, core=core, summary=summary, kind=kind,
-                                 randomized=randomized, options=_options_of(core))
+                                 randomized=randomized, options=found)
         return core
     return decorator
 
 
-def register_method(name: str, *, summary: str, randomized: bool = False):
-    """Decorator registering ``solver(Z, k, ctx, **options) -> Solution`` under ``name``."""
-    return _register(_METHODS, "method", name, summary, randomized)
+def register_method(name: str, *, summary: str, randomized: bool = False, options: type | None = None):
+    """Decorator registering ``solver(Z, k, ctx, **options) -> Solution`` under ``name``.
+
+    The options are the solver's keyword-only parameters, or, with ``options``, the fields of
+    that dataclass (each with a default)."""
+    return _register(_METHODS, "method", name, summary, randomized, options)
 
 
-def register_improvement(name: str, *, summary: str, randomized: bool = False):
-    """Decorator registering ``improver(Z, labels, k, ctx, **options) -> Solution``."""
-    return _register(_IMPROVEMENTS, "improvement", name, summary, randomized)
+def register_improvement(name: str, *, summary: str, randomized: bool = False, options: type | None = None):
+    """Decorator registering ``improver(Z, labels, k, ctx, **options) -> Solution``; ``options``
+    as in :func:`register_method`."""
+    return _register(_IMPROVEMENTS, "improvement", name, summary, randomized, options)
 
 
 def _lookup(table: dict, kind: str, name: Any) -> MethodSpec:

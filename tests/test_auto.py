@@ -274,7 +274,7 @@ def test_a_cold_pricing_kernel_is_not_compiled_on_a_short_deadline(monkeypatch):
     with less than COMPILE_MIN_SECONDS left uses the numpy search instead (the decomposition's
     6-s test ran 18-36 s with a cold numba cache); without a limit, or warm, it is compiled."""
     from pysdcmicro._context import Deadline
-    from pysdcmicro.optimization import _pricing
+    from pysdcmicro.optimization import _branch_and_bound as _pricing
 
     if _pricing._bb_kernel(points=True) is None:
         pytest.skip("numba not installed: there is no compiled kernel")

@@ -17,15 +17,15 @@ from pysdcmicro import InvalidInputError, column_generation, decomposition
 from pysdcmicro._context import Context
 from pysdcmicro.optimization._column_generation import solve_column_generation
 from pysdcmicro.optimization._column_generation import _centre_search
-from pysdcmicro.optimization._pricing import (
+from pysdcmicro.optimization._anchored_pricing import anchored_pricing
+from pysdcmicro.optimization._exact_pricing import exact_pricing
+from pysdcmicro.optimization._heuristic_pricing import heuristic_pricing
+from pysdcmicro.optimization._lagrangian import (
     anchor_lagrangian_bound,
     anchor_relaxation,
-    anchored_pricing,
-    nn_dual,
-    exact_pricing,
-    heuristic_pricing,
     lagrangian_bound,
     neighbours,
+    nn_dual,
     record_bounds,
 )
 
@@ -419,7 +419,7 @@ def test_master_lp_takes_a_time_limit(kind):
     assert limited["objective"] == pytest.approx(free["objective"])
 
 
-# --- issue 16: branch-and-bound pricing, smoothing, bound sources, the integer side ---------
+# --- branch-and-bound pricing, smoothing, bound sources, the integer side ---------------------
 
 
 def _anchor_brute(D, pis, s):
@@ -432,7 +432,8 @@ def _anchor_brute(D, pis, s):
 
 @pytest.mark.parametrize("seed", range(40))
 def test_branch_and_bound_anchor_is_exact_and_a_bound_when_stopped(seed):
-    from pysdcmicro.optimization._pricing import _sqdist, branch_and_bound_anchor
+    from pysdcmicro.optimization._branch_and_bound import branch_and_bound_anchor
+    from pysdcmicro.optimization._lagrangian import _sqdist
 
     rng = np.random.default_rng(seed)
     m = int(rng.integers(3, 12))
@@ -458,7 +459,8 @@ def test_branch_and_bound_anchor_is_exact_and_a_bound_when_stopped(seed):
 @pytest.mark.parametrize("seed", range(40))
 def test_compiled_branch_and_bound_is_exact_and_a_bound_when_stopped(seed):
     pytest.importorskip("numba")
-    from pysdcmicro.optimization._pricing import _bb_compiled, _bb_kernel, _bb_points, _sqdist
+    from pysdcmicro.optimization._branch_and_bound import _bb_compiled, _bb_kernel, _bb_points
+    from pysdcmicro.optimization._lagrangian import _sqdist
 
     rng = np.random.default_rng(seed)
     m = int(rng.integers(3, 12))
@@ -639,7 +641,7 @@ def test_record_lagrangian_from_truncated_pricing_is_valid_for_any_duals(seed, c
     """The per-record Lagrangian sum(pi) + sum_i m_i is <= the brute-force optimum for random
     duals, whatever the node budget (1 node: open-node bounds only; large: exact), and with a
     large budget m_i is the exact minimum ratio."""
-    from pysdcmicro.optimization._pricing import record_lagrangian, record_supergradient
+    from pysdcmicro.optimization._record_ascent import record_lagrangian, record_supergradient
 
     X, k = _instance(900 + seed)
     Z = zscore(X)
@@ -678,7 +680,7 @@ def test_record_ascent_is_monotone_valid_and_its_duals_are_dual_feasible(seed):
     """Every step of the record ascent (from random, infeasible duals; node budgets 1 and
     unlimited) proves a bound <= the brute-force optimum, steps after the first never go
     down, and the duals returned price no group negative (brute force)."""
-    from pysdcmicro.optimization._pricing import record_ascent
+    from pysdcmicro.optimization._record_ascent import record_ascent
 
     X, k = _instance(950 + seed)
     Z = zscore(X)
@@ -730,7 +732,7 @@ def test_record_lagrangian_stops_at_its_deadline_and_stays_valid(seed):
     in one pass (the clock is read once more, not once per record as before, when each of them
     still paid its own relaxation), and the bound stays below the brute-force optimum."""
     from pysdcmicro._context import Deadline
-    from pysdcmicro.optimization._pricing import _neighbour_ratio, record_lagrangian
+    from pysdcmicro.optimization._record_ascent import _neighbour_ratio, record_lagrangian
 
     X, k = _instance(1300 + seed, n=10)
     Z = zscore(X)
@@ -787,3 +789,26 @@ def test_every_step_of_a_limited_run_gets_a_budget_ending_at_the_deadline(monkey
     for name, d in seen:
         assert d is not None and d._end <= root._end, name
     assert sol.info["phases"] and all(row[3] is not None for row in sol.info["phases"])
+
+
+def test_registered_options_are_the_fields_of_the_options_dataclass():
+    """The dataclass is the one list of options: the registry (hence the CLI's `--option` and
+    `pysdcmicro methods`) reads its names, defaults and types, and each field has a doc."""
+    import dataclasses
+
+    from pysdcmicro._registry import get_method
+    from pysdcmicro.optimization._column_generation import ColumnGenerationOptions
+
+    spec = get_method("column-generation")
+    fields = dataclasses.fields(ColumnGenerationOptions)
+    assert list(spec.options) == [f.name for f in fields]
+    assert {name: o.default for name, o in spec.options.items()} == {f.name: f.default for f in fields}
+    assert spec.options["max_iterations"].annotation == "int | None"
+    assert spec.options["max_iterations"].coerce("7", "column-generation") == 7
+    assert spec.options["lp_solver"].annotation == "str"
+    assert all(f.metadata["doc"] for f in fields)
+    with pytest.raises(dataclasses.FrozenInstanceError):
+        ColumnGenerationOptions().mip = False
+    ColumnGenerationOptions().check()  # the defaults are valid
+    with pytest.raises(InvalidInputError, match="cuts_per_round"):
+        ColumnGenerationOptions(cuts_per_round=0).check()

@@ -1,4 +1,4 @@
-"""Subset-row cuts on triples in the column-generation master (issue 16, beyond the LP):
+"""Subset-row cuts on triples in the column-generation master (beyond the LP):
 pricing with cut penalties, separation, the Lagrangian bound with cut multipliers, and the
 whole method against brute force on instances of at most 12 records (k = 2..4)."""
 
@@ -14,7 +14,8 @@ from pysdcmicro._context import Context
 from pysdcmicro._partition import sse
 from pysdcmicro.optimization._column_generation import solve_column_generation
 from pysdcmicro.optimization._cuts import cut_bound, separate_triples
-from pysdcmicro.optimization._pricing import CutRows, anchored_pricing, neighbours
+from pysdcmicro.optimization._anchored_pricing import CutRows, anchored_pricing
+from pysdcmicro.optimization._lagrangian import neighbours
 
 from ._helpers import brute_force_optimum, zscore
 

@@ -10,7 +10,7 @@ is valid for every integer solution, and an LP solution with fractional groups m
 it. The master with cuts is ``min w x, sum_{C ∋ i} x_C = 1, sum_C a_TC x_C <= 1, x >= 0``
 (``a_TC = floor(|C cap T|/2)``), with duals ``pi`` (free) and ``sigma_T <= 0``; a group's
 reduced cost is ``rc(C) = SSE(C) - pi(C) - sum_T sigma_T a_TC`` (the penalty
-``-sum_T sigma_T a_TC`` is >= 0; priced by :func:`._pricing.anchored_pricing` with ``cuts``).
+``-sum_T sigma_T a_TC`` is >= 0; priced by :func:`._anchored_pricing.anchored_pricing` with ``cuts``).
 
 The bound (valid for ANY ``pi`` and ANY ``sigma <= 0``): for an integer partition ``x``,
 
@@ -18,7 +18,7 @@ The bound (valid for ANY ``pi`` and ANY ``sigma <= 0``): for an integer partitio
           >= sum_i pi_i + sum_T sigma_T        + sum_C rc(C) x_C,
 
 since ``a_T x <= 1`` and ``sigma_T <= 0``; the last sum is bounded from below by the anchor
-argument of :func:`._pricing.anchor_lagrangian_bound` from per-anchor lower bounds on the
+argument of :func:`._lagrangian.anchor_lagrangian_bound` from per-anchor lower bounds on the
 reduced costs with penalties. When exact pricing proves no group negative, the bound is the
 master's LP value with the cuts.
 """
@@ -33,7 +33,9 @@ import numpy as np
 from scipy import sparse
 
 from ._master import ColumnPool, group_cost
-from ._pricing import CutRows, _bb_kernel, anchor_lagrangian_bound, anchored_pricing, lagrangian_bound
+from ._anchored_pricing import CutRows, anchored_pricing
+from ._branch_and_bound import _bb_kernel
+from ._lagrangian import anchor_lagrangian_bound, lagrangian_bound
 
 __all__ = ["separate_triples", "CutMaster", "cut_phase"]
 
@@ -141,7 +143,7 @@ def cut_phase(Z: np.ndarray, k: int, nbr_dist: np.ndarray, pool: ColumnPool, *, 
     cut is violated. ``on_bound(value, proven_lp)`` is called with every bound proven.
     ``lp_value``: the plain LP's value, proven by the loop; when the first master solve
     (no cuts yet) reaches it, cuts are separated at once (its duals, from another LP solver
-    and degenerate, would only re-price a solved LP: 30 s on full Tarragona, k = 3).
+    and degenerate, would only re-price a solved LP).
 
     Returns ``{"bound", "lp_value" (the last master value proven by pricing, or None),
     "rounds": [(cuts, master value, bound, proven, columns added, seconds), ...],
@@ -180,7 +182,7 @@ def cut_phase(Z: np.ndarray, k: int, nbr_dist: np.ndarray, pool: ColumnPool, *, 
         anchor_vals, size_bounds, found, proven = {}, {}, 0, True
         if cuts is not None and not solved and _bb_kernel(points=True, deadline=deadline, cuts=True) is None:
             # The compiled search with penalties is not loaded and the time left is too short
-            # to load or compile it (see _pricing._bb_kernel): stop with the bound proven so far.
+            # to load or compile it (see _branch_and_bound._bb_kernel): stop with the bound proven so far.
             stopped = "the compiled pricing with cuts could not be loaded in the time left"
             break
         for s in sizes:

@@ -1,9 +1,9 @@
 """Column pool and restricted master LP of the set-partitioning model.
 
 The master is ``min sum_C w_C x_C  s.t.  sum_{C ∋ i} x_C = 1 (every record i), x >= 0``
-over the pooled columns. Two LP engines, chosen by measurement (see the benchmark notes
-in the README section): HiGHS through :func:`scipy.optimize.linprog` (rebuilt each solve)
-and GLOP through :mod:`pysdcmicro._ortools` (columns appended, warm re-solves).
+over the pooled columns. Two LP engines: HiGHS through :func:`scipy.optimize.linprog`
+(rebuilt each solve) and GLOP through :mod:`pysdcmicro._ortools` (columns appended, warm
+re-solves; the default).
 """
 
 from __future__ import annotations
