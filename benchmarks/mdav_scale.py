@@ -1,7 +1,7 @@
 """Exact whole-data MDAV and V-MDAV at scale, and MDAV on the CASC cells against sdcMicro.
 
-Writes ``benchmarks/results/mdav_scale.md`` (and ``.json``), with the commit id, the load
-average before and after each part, and the machine:
+Writes ``benchmarks/results/mdav_scale.md`` (and ``.json``), with the commit id, the system
+load (1/5/15 min) before and after each part, and the machine:
 
 1. ``--part scale``: Gaussian data (``numpy.random.default_rng(0).normal(size=(n, 10))``),
    k = 5, ``microaggregate(X, 5, method=..., blocks=None)`` end to end (validation,
@@ -197,9 +197,8 @@ def write(scale_rows: list[dict] | None, casc_rows: list[dict] | None) -> None:
     path.write_text(json.dumps(data, indent=1) + "\n")
 
     out = ["# Exact whole-data MDAV / V-MDAV at scale; MDAV on the CASC cells against sdcMicro", "",
-           "Written by `python -m benchmarks.mdav_scale` (see its docstring), each timing through the",
-           "machine's timing lock (`/work/wt/timed`: alone at high priority on the shared 2-core machine);",
-           "load averages (1/5/15 min) before and after each row. Commit and date on each row.", "",
+           "Written by `python -m benchmarks.mdav_scale` (see its docstring), each timing alone on the",
+           "machine; system load (1/5/15 min) before and after each row. Commit and date on each row.", "",
            "## Gaussian d = 10, k = 5, `microaggregate(X, 5, method=..., blocks=None)`", "",
            "| method | n | wall s | CPU s | method s | peak RSS MiB | IL % | groups | load before | load after | commit | date |",
            "|---|---|---|---|---|---|---|---|---|---|---|---|"]
