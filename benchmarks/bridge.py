@@ -178,7 +178,7 @@ def overhead(args) -> int:
         "## Round trip from R (the R package)",
         "",
         f"Run: `python -m benchmarks.bridge --overhead --repeats {args.repeats}` on {now} ({platform.machine()}, "
-        f"{os.cpu_count()} cores; system load {load[0]:.1f} / {load[1]:.1f} / {load[2]:.1f} at the end).",
+        f"{os.cpu_count()} cores; system load at the end {load[0]:.1f} / {load[1]:.1f} / {load[2]:.1f}).",
         "",
         f"`pysdcmicro::microaggregate(obj, aggr = {k}, method = \"mdav\")` timed in R (wall clock, median of "
         f"{args.repeats}) next to `sdcMicro::microaggregation(obj, aggr = {k}, method = \"mdav\")` on the same "

@@ -18,9 +18,8 @@ load (1/5/15 min) before and after each part, and the machine:
    (``mdav_labels`` on the standardized data); same IL checked.
 
 Usage: ``python -m benchmarks.mdav_scale --part scale --sizes 10000,100000 --methods mdav``;
-``python -m benchmarks.mdav_scale --part casc --data-dir /path/to/casc``. Run timings through
-the machine's timing lock (``/work/wt/timed``) and keep each call under ~12 minutes; results of
-several calls are merged into the same files (a row is replaced by a newer one of the same key).
+``python -m benchmarks.mdav_scale --part casc --data-dir /path/to/casc``. Run timings on an
+otherwise idle machine and keep each call under ~12 minutes; results of several calls are merged into the same files (a row is replaced by a newer one of the same key).
 """
 
 from __future__ import annotations
@@ -124,8 +123,7 @@ def casc_part(data_dir: str, reps: int) -> list[dict]:
         script = Path(tmp) / "time.R"
         script.write_text(_R_SCRIPT)
         env = dict(os.environ)
-        env.setdefault("R_LIBS", "/work/rlib")
-        load0 = _load()
+                load0 = _load()
         proc = subprocess.run(["Rscript", str(script), tmp, str(reps)], capture_output=True, text=True, env=env)
         load_r = (load0, _load())
         if proc.returncode != 0:
