@@ -123,7 +123,7 @@ def casc_part(data_dir: str, reps: int) -> list[dict]:
         script = Path(tmp) / "time.R"
         script.write_text(_R_SCRIPT)
         env = dict(os.environ)
-                load0 = _load()
+        load0 = _load()
         proc = subprocess.run(["Rscript", str(script), tmp, str(reps)], capture_output=True, text=True, env=env)
         load_r = (load0, _load())
         if proc.returncode != 0:
