@@ -113,7 +113,13 @@ def _main_tradeoff():
     records = json.loads((here / "univariate.json").read_text())
     md = (here / "univariate.md").read_text()
     head = "\n## IL versus seconds, compression c = 1..5\n"
-    md = md.split(head)[0].rstrip("\n") + "\n" + head + "\n" + tradeoff_table(records)
+    tail = ""
+    if head in md:  # keep the sections after this one (the kernel table)
+        before, after = md.split(head, 1)
+        nxt = after.find("\n## ")
+        tail = after[nxt:] if nxt >= 0 else ""
+        md = before
+    md = md.rstrip("\n") + "\n" + head + "\n" + tradeoff_table(records) + tail
     (here / "univariate.md").write_text(md)
     print(tradeoff_table(records))
 
