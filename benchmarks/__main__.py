@@ -13,7 +13,7 @@ import subprocess
 import sys
 from pathlib import Path
 
-from .references import lookup
+from validation.references import lookup
 
 HERE = Path(__file__).resolve().parent
 

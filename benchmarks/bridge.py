@@ -69,7 +69,7 @@ def main(argv=None) -> int:
         "",
         f"Run: `python -m benchmarks.bridge` on {now} ({platform.machine()}, {os.cpu_count()} cores, "
         f"Python {platform.python_version()}, {versions['R']}, sdcMicro {versions['sdcMicro']}, "
-        f"rpy2 {versions['rpy2']}); taken on a shared, loaded machine: timings are noisy.",
+        f"rpy2 {versions['rpy2']}).",
         "",
         "IL = 100 * SSE / SST on z-scores (pysdcmicro's measure) of the groups each method made, "
         "recovered from its masked values (rows with identical masked vectors; groups of duplicate "
@@ -85,7 +85,7 @@ def main(argv=None) -> int:
 
 
 # --------------------------------------------------------------------------------------
-# Round trip from R (issue 18)
+# Round trip from R (the R package)
 # --------------------------------------------------------------------------------------
 
 _OVERHEAD_R = r"""
@@ -178,8 +178,7 @@ def overhead(args) -> int:
         "## Round trip from R (the R package)",
         "",
         f"Run: `python -m benchmarks.bridge --overhead --repeats {args.repeats}` on {now} ({platform.machine()}, "
-        f"{os.cpu_count()} cores shared with other jobs: load average {load[0]:.1f} / {load[1]:.1f} / "
-        f"{load[2]:.1f} at the end; timings are noisy and high).",
+        f"{os.cpu_count()} cores; system load at the end {load[0]:.1f} / {load[1]:.1f} / {load[2]:.1f}).",
         "",
         f"`pysdcmicro::microaggregate(obj, aggr = {k}, method = \"mdav\")` timed in R (wall clock, median of "
         f"{args.repeats}) next to `sdcMicro::microaggregation(obj, aggr = {k}, method = \"mdav\")` on the same "

@@ -114,8 +114,8 @@ class _Sampler(threading.Thread):
 def _same_priority(pid: int) -> None:
     """Give a process started in its own session (so its own scheduler autogroup, where the
     kernel ignores the process nice value against other sessions) the nice value of this
-    process: under /work/wt/timed (nice -5) the cluster and the CLI run at that priority,
-    as the lock intends, not at the equal share of any other session."""
+    process: when the benchmark runs at a raised priority, the cluster and the CLI run at it
+    too, not at the equal share of any other session."""
     nice = os.nice(0)
     try:
         with open(f"/proc/{pid}/autogroup", "w") as f:

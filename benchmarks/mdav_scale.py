@@ -1,7 +1,7 @@
 """Exact whole-data MDAV and V-MDAV at scale, and MDAV on the CASC cells against sdcMicro.
 
-Writes ``benchmarks/results/mdav_scale.md`` (and ``.json``), with the commit id, the load
-average before and after each part, and the machine:
+Writes ``benchmarks/results/mdav_scale.md`` (and ``.json``), with the commit id, the system
+load (1/5/15 min) before and after each part, and the machine:
 
 1. ``--part scale``: Gaussian data (``numpy.random.default_rng(0).normal(size=(n, 10))``),
    k = 5, ``microaggregate(X, 5, method=..., blocks=None)`` end to end (validation,
@@ -18,9 +18,8 @@ average before and after each part, and the machine:
    (``mdav_labels`` on the standardized data); same IL checked.
 
 Usage: ``python -m benchmarks.mdav_scale --part scale --sizes 10000,100000 --methods mdav``;
-``python -m benchmarks.mdav_scale --part casc --data-dir /path/to/casc``. Run timings through
-the machine's timing lock (``/work/wt/timed``) and keep each call under ~12 minutes; results of
-several calls are merged into the same files (a row is replaced by a newer one of the same key).
+``python -m benchmarks.mdav_scale --part casc --data-dir /path/to/casc``. Run timings on an
+otherwise idle machine and keep each call under ~12 minutes; results of several calls are merged into the same files (a row is replaced by a newer one of the same key).
 """
 
 from __future__ import annotations
@@ -124,7 +123,6 @@ def casc_part(data_dir: str, reps: int) -> list[dict]:
         script = Path(tmp) / "time.R"
         script.write_text(_R_SCRIPT)
         env = dict(os.environ)
-        env.setdefault("R_LIBS", "/work/rlib")
         load0 = _load()
         proc = subprocess.run(["Rscript", str(script), tmp, str(reps)], capture_output=True, text=True, env=env)
         load_r = (load0, _load())
@@ -197,9 +195,8 @@ def write(scale_rows: list[dict] | None, casc_rows: list[dict] | None) -> None:
     path.write_text(json.dumps(data, indent=1) + "\n")
 
     out = ["# Exact whole-data MDAV / V-MDAV at scale; MDAV on the CASC cells against sdcMicro", "",
-           "Written by `python -m benchmarks.mdav_scale` (see its docstring), each timing through the",
-           "machine's timing lock (`/work/wt/timed`: alone at high priority on the shared 2-core machine);",
-           "load averages (1/5/15 min) before and after each row. Commit and date on each row.", "",
+           "Written by `python -m benchmarks.mdav_scale` (see its docstring), each timing alone on the",
+           "machine; system load (1/5/15 min) before and after each row. Commit and date on each row.", "",
            "## Gaussian d = 10, k = 5, `microaggregate(X, 5, method=..., blocks=None)`", "",
            "| method | n | wall s | CPU s | method s | peak RSS MiB | IL % | groups | load before | load after | commit | date |",
            "|---|---|---|---|---|---|---|---|---|---|---|---|"]

@@ -103,7 +103,7 @@ best.round(3).reset_index(drop=True)
 # How far from optimal is the best of them? Column generation proves a lower bound on the IL
 # of every k-partition of the cell, so `best IL - bound` is the most any method could still
 # gain (the bound is exact LP theory, not an estimate; within a short limit it is weak at
-# larger k, see `benchmarks/results/colgen.md`):
+# larger k, see the lower-bounds guide, `docs/guide/lower-bounds.md`):
 
 # %%
 cg_label = f"column-generation {2 * budget}s"

@@ -195,8 +195,8 @@ fig
 #
 # Larger *k* makes the bound harder to prove: pricing must search groups of *k* to
 # 2*k*-1 records, so the full setting runs *k* = 5 on samples of 50 rather than 100 records
-# (`benchmarks/results/colgen.md` records runs where, with 100 records and *k* = 5, no useful
-# bound came within several minutes).
+# (with 100 records and *k* = 5 a useful bound can take several minutes; see the lower-bounds
+# guide, `docs/guide/lower-bounds.md`).
 
 # %% [markdown]
 # ## The full file: a weaker bound
@@ -250,8 +250,8 @@ print(full_reading)
 # the best IL above, that alone leaves a gap of at least
 # {{ 100 * (best_full_il - lp_il) / best_full_il:.1f }} % that no bound from the relaxation can
 # close (only a complete enumeration of the promising groups, out of reach at this size,
-# could); the rest of the gap shrinks with time (`benchmarks/results/colgen.md` has runs of
-# 10 to 30 minutes). A large gap therefore says "not proven", not "bad": it bounds how much
+# could); the rest of the gap shrinks with time (the benchmarks' suite `colgen` runs 10 to
+# 30 minutes per cell). A large gap therefore says "not proven", not "bad": it bounds how much
 # could be gained, it does not say that the gain exists.
 
 # %% [markdown]

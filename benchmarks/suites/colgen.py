@@ -6,7 +6,8 @@ LB column is the proven lower bound (IL %), the gap is (IL - LB) / IL.
 (b) decomposition (Castro, Gentile, Spagnolo-Arrizabalaga, PSD 2022, Sect. 2) against their
 Table 5 (reference), with the number of subsets s of their best run (Tables 1 and 3).
 (c) global lower bounds on the full sets, k = 3, 5, 10, within 30 minutes per cell.
-(g) issue 16: the record ascent at k = 10 (30 minutes per cell).
+(d) branch-and-bound pricing with and without dual smoothing (30 minutes per cell).
+(g) the record ascent at k = 10 (30 minutes per cell).
 """
 
 CASES = []
@@ -30,14 +31,14 @@ for dataset in ("tarragona", "census", "eia"):
         CASES.append({"dataset": dataset, "k": k, "method": "column-generation",
                       "options": {"mip_time": 300.0}, "time_limit": 1800, "seed": 0,
                       "label": "column-generation (c)"})
-# (d) issue 16: branch-and-bound pricing, with and without Wentges smoothing (the issue's
-# setting is 30 minutes per cell; ad-hoc shorter runs use --time-limit and say so).
+# (d) branch-and-bound pricing, with and without Wentges smoothing, 30 minutes per cell
+# (shorter ad-hoc runs: --time-limit, which never writes results/).
 for dataset, k in (("census", 5), ("tarragona", 5), ("tarragona", 10)):
     for smoothing in (0.0, 0.5):
         CASES.append({"dataset": dataset, "k": k, "method": "column-generation",
                       "options": {"mip_time": 300.0, "smoothing": smoothing}, "time_limit": 1800,
                       "seed": 0, "label": "column-generation (d)"})
-# (g) issue 16: the record ascent (per-record Lagrangian from truncated pricing) at k = 10,
+# (g) the record ascent (per-record Lagrangian from truncated pricing) at k = 10,
 # 30 minutes per cell, most of the reserve to the ascent (the loop proves nothing at k = 10).
 for dataset in ("tarragona", "census", "eia"):
     CASES.append({"dataset": dataset, "k": 10, "method": "column-generation",

@@ -1,7 +1,7 @@
 """The decomposition heuristic against Castro, Gentile, Spagnolo-Arrizabalaga (PSD 2022),
 Table 5, in short runs: 300 s per cell, one worker process (the machine has 2 cores), s of
 the paper's best run (its Tables 1 and 3). Two variants of steps 3 and 7: two-swap, as in
-the paper, and ICSM with restarts (issue 5) in the same steps. The paper needed 7 s to
+the paper, and ICSM with restarts in the same steps. The paper needed 7 s to
 86,000 s per run with CPLEX."""
 
 from .colgen import BEST_S

@@ -1,11 +1,11 @@
-"""Large data (issue 9): blocked MDAV with border repair (`pysdcmicro.large`) against
+"""Large data: blocked MDAV with border repair (`pysdcmicro.large`) against
 whole-data MDAV on synthetic data (`pysdcmicro.datasets.make_synthetic`, seed 0), 10
 variables, k = 5. Whole-data MDAV is O(n^2 d / k): it runs at 10^4 and 10^5 records, not at
 10^6. The blocked path: principal-axis blocks (default 10 000 records; 2 500 at n = 10^4 so
 that there is more than one block), MDAV per block in 2 worker processes, then 2
 border-repair passes of batched local search over windows of whole groups.
 
-Targets (issue 9): 10^6 x 10 within 10 minutes and 4 GiB peak memory (this process plus the
+Targets: 10^6 x 10 within 10 minutes and 4 GiB peak memory (this process plus the
 workers) on the 2-core machine; at 10^5 the blocked IL no worse than whole-data MDAV's."""
 
 CASES = []
@@ -21,13 +21,18 @@ for _kind in ("clustered", "uniform"):
                       "label": "mdav blocked + repair"})
 
 
-# --------------------------------------------------------------------------- issue 20: scale rows
+# --------------------------------------------------------------------------- scale rows
 #: ``python -m benchmarks.suites.large --scale N KIND BLOCKS``: one run in a fresh process
 #: (so peak memory is its own), printed as one JSON line; ``--table`` turns the JSON lines of
 #: results/large.scale.json into the Markdown section of results/large.md. The data are
-#: ``make_synthetic(N, 10, kind=KIND, rng=0)`` (clustered: 200 clusters, the issue's
-#: setting), k = 5, MDAV, rng = 0; BLOCKS = "none" (whole data) or "auto" (2 workers).
-SCALE_HEAD = "\n## Scale rows (issue 20)\n"
+#: ``make_synthetic(N, 10, kind=KIND, rng=0)`` (clustered: 200 clusters), k = 5, MDAV, rng = 0; BLOCKS = "none" (whole data) or "auto" (2 workers).
+SCALE_HEAD = "\n## Scale rows\n"
+SCALE_INTRO = (
+    "Rows of `python -m benchmarks.suites.large --scale N KIND none|auto`, table by `--table`. Data: "
+    "`make_synthetic(n, 10, kind, rng=0)` (clustered: 200 clusters); k = 5, MDAV, rng = 0; the blocked "
+    "rows use the default blocks and 2 border-repair passes in 2 worker processes. CPU = this process + "
+    "its workers; peak MiB: the main process's peak resident memory + the workers' peaks.\n")
+
 
 
 def run_scale(n: int, kind: str, blocks: str) -> dict:
@@ -73,18 +78,26 @@ def scale_table(rows: list) -> str:
     return "\n".join(lines) + "\n"
 
 
-# --------------------------------------------------------------------------- issue 20: parallel rows
+# --------------------------------------------------------------------------- parallel rows
 #: ``python -m benchmarks.suites.large --par N KIND``: the default call
 #: ``microaggregate(df, 5, variables=<the 10 columns>, rng=0)`` (method ``auto``, which takes
 #: the blocked path above 50 000 records, with every core) on ``make_synthetic(N, 10, kind=KIND,
 #: rng=0)`` (clustered: 200 clusters) in a fresh process, one JSON line: wall seconds of the
 #: call, CPU seconds of this process and of its worker processes (reaped children), core
 #: utilisation = CPU / wall (2.0 = both cores busy the whole call), peak resident memory of
-#: this process (VmHWM) and of each worker, IL (after the blocks and final), load averages.
+#: this process (VmHWM) and of each worker, IL (after the blocks and final), the system load (1/5/15 min).
 #: ``--par-cli N KIND`` does the same through the CLI (CSV written first, outside the timing).
 #: ``--par-table`` writes results/large.par.md from results/large.par.json (JSON lines appended
 #: by the runs), with the fitted growth exponent of wall and CPU seconds against n.
-PAR_HEAD = "\n## Parallel rows (issue 20: both cores, 10^6 in a minute)\n"
+PAR_HEAD = "\n## Parallel rows (both cores)\n"
+PAR_INTRO = (
+    "Rows of `python -m benchmarks.suites.large --par N KIND --save` (and `--par-cli`), each in a "
+    "fresh process; table by `python -m benchmarks.suites.large --par-table`. The call is the default "
+    "one, `microaggregate(df, 5, variables=<the 10 columns>, rng=0)` (method `auto`, blocked above "
+    "50 000 records), on `make_synthetic(n, 10, kind, rng=0)` (clustered: 200 clusters). Wall = seconds "
+    "of the call; CPU = this process + its worker processes; cores busy = CPU / wall; peak RSS: this "
+    "process's VmHWM and the largest worker's.\n")
+
 
 
 def _commit() -> str:
@@ -254,15 +267,12 @@ if __name__ == "__main__":
                 fh.write(json.dumps(row) + "\n")
     elif "--par-table" in sys.argv:
         rows = [json.loads(line) for line in (here / "large.par.json").read_text().splitlines() if line.strip()]
-        note = here / "large.par.note.md"
-        md = "# Benchmark `large`, parallel rows (issue 20)\n\n" + (note.read_text() if note.exists() else "")
-        md += "\n" + par_table(rows)
+        md = "# Benchmark `large`, parallel rows\n\n" + PAR_INTRO + "\n" + par_table(rows)
         (here / "large.par.md").write_text(md)
         print(par_table(rows))
     elif "--table" in sys.argv:
         rows = json.loads((here / "large.scale.json").read_text())
         md = (here / "large.md").read_text().split(SCALE_HEAD)[0].rstrip("\n") + "\n"
-        note = (Path(__file__).resolve().parents[1] / "results" / "large.scale.note.md")
-        md += SCALE_HEAD + "\n" + (note.read_text() if note.exists() else "") + "\n" + scale_table(rows)
+        md += SCALE_HEAD + "\n" + SCALE_INTRO + "\n" + scale_table(rows)
         (here / "large.md").write_text(md)
         print(scale_table(rows))

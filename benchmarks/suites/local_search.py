@@ -1,6 +1,6 @@
 """Local search on the CASC sets: two-swap after the Step-2 start of Castro et al. 2022
 (papers/000, Tables 1 and 3: the best of MDAV and V-MDAV; V-MDAV with the gamma that
-reproduces their Step-2 IL, see the README's V-MDAV section), ICSM from MDAV in one run
+reproduces their Step-2 IL, see the V-MDAV section of docs/guide/method-details.md), ICSM from MDAV in one run
 (papers/003, Table 2), and ICSM with restarts for 600 s (papers/003, Table 4: best of 1600
 perturbed restarts). Restart cells: seed 0, `max_restarts=None` (restart until the time
 limit), so their number depends on the machine's speed (in the runner's fresh process,

@@ -1,4 +1,4 @@
-"""What missing values cost (issue 15): IL and seconds of MDAV and ICSM (one run from
+"""What missing values cost: IL and seconds of MDAV and ICSM (one run from
 MDAV, seed 0, at most 60 s) at k = 3 on the three CASC sets with 0 %, 5 % and 20 % of the
 cells missing (every cell of every column independently, ``NAME@missing:SHARE:0``),
 microaggregated with ``missing="keep"``: the partition is built on z-scores where a

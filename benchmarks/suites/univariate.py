@@ -1,4 +1,4 @@
-"""Optimal univariate grouping along orderings (issue 3): C-MHM (`tsp-mhm`) and
+"""Optimal univariate grouping along orderings: C-MHM (`tsp-mhm`) and
 Compress-TSP-MHM (`compress-tsp-mhm`, c = 2..5) on the CASC sets, against Maya-Lopez,
 Martinez-Balleste and Casino (2022, shared/papers/001), Tables 1-4, whose paths come from
 Concorde (optimal): lengths Census 1173.23, Tarragona 772.62, EIA 740.69 on the
@@ -113,7 +113,13 @@ def _main_tradeoff():
     records = json.loads((here / "univariate.json").read_text())
     md = (here / "univariate.md").read_text()
     head = "\n## IL versus seconds, compression c = 1..5\n"
-    md = md.split(head)[0].rstrip("\n") + "\n" + head + "\n" + tradeoff_table(records)
+    tail = ""
+    if head in md:  # keep the sections after this one (the kernel table)
+        before, after = md.split(head, 1)
+        nxt = after.find("\n## ")
+        tail = after[nxt:] if nxt >= 0 else ""
+        md = before
+    md = md.rstrip("\n") + "\n" + head + "\n" + tradeoff_table(records) + tail
     (here / "univariate.md").write_text(md)
     print(tradeoff_table(records))
 
@@ -129,10 +135,10 @@ def _main_kernel(ns):
     here = Path(__file__).resolve().parents[1] / "results"
     rows = run_kernel(ns)
     (here / "univariate.kernel.json").write_text(json.dumps(rows, indent=1) + "\n")
-    head = "\n## Optimal univariate grouping kernel (issue 20)\n"
+    head = "\n## Optimal univariate grouping kernel\n"
     note = (f"\n`python -m benchmarks.suites.univariate --kernel` on "
             f"{datetime.datetime.now(datetime.timezone.utc):%Y-%m-%d %H:%M} UTC ({platform.machine()}, 2 cores, "
-            "shared with other engineers: load in the last column). Sorted N(0,1) data (seed 0), k = 5, "
+            "system load in the last column). Sorted N(0,1) data (seed 0), k = 5, "
             "1-D; each method in a fresh process, best of 3 calls (1 at 10^7), compile time excluded "
             "(numba caches it on disk); peak MiB = resident memory above the process after making the "
             "data and compiling. SSE recomputed from each partition in extended precision. `ours` = the compiled "
@@ -149,7 +155,7 @@ def _main_kernel(ns):
     print(kernel_table(rows))
 
 
-# --------------------------------------------------------------------------- 1-D kernel (issue 20)
+# --------------------------------------------------------------------------- 1-D kernel
 #: The optimal univariate grouping kernel alone, 1-D sorted Gaussian data, k = 5, next to
 #: microagg1d (PyPI, numba; benchmark-only, not a dependency) in the same run.
 KERNEL_NS = (10**4, 10**5, 10**6, 10**7)

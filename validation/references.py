@@ -1,4 +1,5 @@
-"""Published reference values, each with its source.
+"""Published reference values, each with its source (the validation runner and the benchmark
+suites read them).
 
 Keys: (data set, k, reference name) -> (value, source). IL in percent.
 """
@@ -94,12 +95,11 @@ def lookup(dataset: str, k: int, name: str | None):
         return None
     return REFERENCES.get((dataset, k, name))
 
-# The best published IL per CASC cell (issue 14's 600-s targets), each from the table above
-# that holds it.
+# The best published IL per CASC cell, each from the table above that holds it.
 _P000 = "papers/000 (Castro et al. 2022) Table 5, optimization method of Aloise et al. 2014"
-# Tarragona k = 3's 14.46 is below this data's proven optimum: every 3-partition of Tarragona as
-# pysdcmicro standardises it has IL >= 14.466911 (benchmarks/tarr3_proof.py, results/colgen.md
-# part (m)); the value stays as published.
+# Tarragona k = 3's 14.46 is below this data's optimum: every 3-partition of Tarragona as
+# pysdcmicro standardises it has IL >= 14.466911 (docs/guide/lower-bounds.md, "Where Tarragona
+# k = 3 stands"); the value stays as published.
 _P003 = "papers/003 (Mortazavi and Jalili 2015) Table 4, IL_ICSM"
 _P003LS = "papers/003 (Mortazavi and Jalili 2015) Table 4, IL_LS (the LS method of its ref. [14])"
 for (_ds, _k), (_v, _src) in {

@@ -12,14 +12,11 @@ standardized data, 15 x 13 = 195, so its SSE is on raw values). Our sets are new
 optimum is exact (dynamic programming over the 2^16 subsets, tests/_exact_dp.py).
 mu-Approx randomized: the median SSE over 11 seeds per set; fixed rule: one run.
 
-Run: ``python -m benchmarks.mu_approx_tables6_8`` from the repository root (writes
-benchmarks/results/mu_approx_tables6_8.md).
+Part of the validation runner: ``python -m validation --tables mu-approx-small``.
 """
 
 from __future__ import annotations
 
-import datetime as _dt
-import platform
 import sys
 from pathlib import Path
 
@@ -56,11 +53,13 @@ def _sse(X, labels):
     return float(sum(((X[labels == g] - X[labels == g].mean(axis=0)) ** 2).sum() for g in np.unique(labels)))
 
 
-def main() -> int:
-    lines = ["| table | k | sets | optimal SSE | mu-Approx randomized (median) | mu-Approx fixed | MDAV | "
-             "gap mu-Approx rand. | gap MDAV | optimum reached (rand. runs) | paper: opt / mu-Approx / MDAV | "
-             "paper gaps mu-Approx / MDAV |", "|" + "---|" * 12]
-    for kind, sets in (("table6", range(5)), ("table7", [0]), ("table8", [0])):
+def table(sets_per_table: int = 5) -> tuple[list[str], list[list[str]]]:
+    """The comparison table: header and rows (strings), averages over the sets of each table."""
+    header = ["table", "k", "sets", "optimal SSE", "mu-Approx randomized (median)", "mu-Approx fixed", "MDAV",
+              "gap mu-Approx rand.", "gap MDAV", "optimum reached (rand. runs)", "paper: opt / mu-Approx / MDAV",
+              "paper gaps mu-Approx / MDAV"]
+    rows = []
+    for kind, sets in (("table6", range(sets_per_table)), ("table7", [0]), ("table8", [0])):
         for k in range(2, 7):
             opt, rand, fixed, mdav, hits, runs = [], [], [], [], 0, 0
             for s in sets:
@@ -76,18 +75,7 @@ def main() -> int:
                 mdav.append(_sse(Xc, mdav_labels(Xc, k)))
             o, r, f, m = (float(np.mean(v)) for v in (opt, rand, fixed, mdav))
             po, pr, pm = PAPER[kind][k]
-            lines.append(f"| {kind[-1]} | {k} | {len(sets)} | {o:.2f} | {r:.2f} | {f:.2f} | {m:.2f} | "
-                         f"{max(0.0, (r - o) / o):.4f} | {max(0.0, (m - o) / o):.4f} | {hits}/{runs} | {po} / {pr} / {pm} | "
-                         f"{(pr - po) / po:.4f} / {(pm - po) / po:.4f} |")
-            print(lines[-1], flush=True)
-    stamp = _dt.datetime.now(_dt.timezone.utc).strftime("%Y-%m-%d %H:%M UTC")
-    doc = (__doc__ or "").strip()
-    text = (f"# mu-Approx vs exact optima on n = 16 sets (paper 002, Tables 6-8)\n\n{doc}\n\nRun on {stamp} "
-            f"(Python {platform.python_version()}). Averages over the sets of each table; gap = "
-            "(SSE - optimum) / optimum.\n\n" + "\n".join(lines) + "\n")
-    (ROOT / "benchmarks" / "results" / "mu_approx_tables6_8.md").write_text(text)
-    return 0
-
-
-if __name__ == "__main__":
-    sys.exit(main())
+            rows.append([kind[-1], str(k), str(len(sets)), f"{o:.2f}", f"{r:.2f}", f"{f:.2f}", f"{m:.2f}",
+                         f"{max(0.0, (r - o) / o):.4f}", f"{max(0.0, (m - o) / o):.4f}", f"{hits}/{runs}",
+                         f"{po} / {pr} / {pm}", f"{(pr - po) / po:.4f} / {(pm - po) / po:.4f}"])
+    return header, rows

@@ -1,0 +1,7 @@
+"""``python -m validation``: see :mod:`validation.run`."""
+
+import sys
+
+from validation.run import main
+
+sys.exit(main())
