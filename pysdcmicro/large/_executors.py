@@ -34,11 +34,8 @@ class blas_threads:
     """Run a block with the process's BLAS libraries (OpenBLAS, MKL, BLIS) at ``count``
     threads, restored after (threadpoolctl).
 
-    ``auto``'s chain in the calling process while a worker process runs on the other core:
-    after a threaded BLAS call OpenBLAS's second thread busy-waits, so ICSM's region restarts
-    with Tour2Assignment used 1.98 cores (20 s, Tarragona k = 5, 39.0 CPU s) and took the
-    worker's core, where column generation then converged its LP in about half the iterations
-    per second (benchmarks/results/auto_budget.md, stop 28)."""
+    ``auto``'s chain in the calling process while worker processes run on the other cores:
+    after a threaded BLAS call OpenBLAS's idle threads busy-wait and would take a worker's core."""
 
     def __init__(self, count: int = 1):
         self.count = int(count)
@@ -70,7 +67,7 @@ class _worker_environment:
 
 
 class _sigint_blocked:
-    """Block SIGINT in this process while worker processes are started (issue 19): they
+    """Block SIGINT in this process while worker processes are started: they
     inherit the blocked mask, so a Ctrl-C that reaches the process group while a worker
     still imports (before :func:`_worker_init` runs) cannot print its traceback; here the
     signal stays pending and is delivered when the block ends, so no Ctrl-C is lost."""
@@ -135,7 +132,7 @@ class ProcessExecutor:
     The workers run their BLAS single-threaded (``OPENBLAS_NUM_THREADS``,
     ``OMP_NUM_THREADS`` and ``MKL_NUM_THREADS`` are 1 in their environment unless already
     set): ``n_jobs`` processes already use the cores, and threads on top of them slow the
-    small matrix products of the blocks down (measured: 7x on a loaded 2-core machine).
+    small matrix products of the blocks down.
     """
 
     name = "processes"
