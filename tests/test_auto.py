@@ -491,3 +491,30 @@ def test_blas_threads_sets_and_restores_blas_threads():
     with blas_threads(1):
         assert all(p["num_threads"] == 1 for p in threadpool_info() if p["user_api"] == "blas")
     assert [p["num_threads"] for p in threadpool_info() if p["user_api"] == "blas"] == before
+
+
+_NO_GUARD_SCRIPT = """\
+import numpy as np
+from pysdcmicro import microaggregate
+print("TOP LEVEL", flush=True)
+res = microaggregate(np.random.default_rng(0).normal(size=(600, 3)), 3, rng=0, time_limit=600, processes=2,
+                     plan={"epoch_restarts": 2, "chain_epochs": 1})
+print("RESULT", res.status, res.message, flush=True)
+"""
+
+
+@pytest.mark.slow
+def test_a_script_without_a_main_guard_runs_once_and_its_workers_answer(tmp_path):
+    """The portfolio's workers never import the calling script: a script without ``if __name__
+    == "__main__":`` runs its top level once, prints no traceback, and its worker chain
+    answers (a count budget: the 600-s limit is a ceiling)."""
+    script = tmp_path / "plain.py"
+    script.write_text(_NO_GUARD_SCRIPT)
+    out = subprocess.run([sys.executable, str(script)], capture_output=True, text=True, timeout=600,
+                         cwd=tmp_path)
+    assert out.returncode == 0, out.stderr
+    assert "Traceback" not in out.stderr and "Error" not in out.stderr, out.stderr
+    assert out.stdout.count("TOP LEVEL") == 1
+    result = [line for line in out.stdout.splitlines() if line.startswith("RESULT")]
+    assert result and "workers: icsm-restarts chain on all the data" in result[0], out.stdout
+    assert "none answered" not in result[0]

@@ -565,29 +565,6 @@ def _warm() -> int:
     return os.getpid()
 
 
-class _sigint_blocked:
-    """Block SIGINT in this thread while the worker processes are spawned (the pool starts
-    them at these submits): a spawned process inherits the signal mask, so a Ctrl-C, which
-    reaches the whole process group, never interrupts a worker still importing numpy (its
-    initializer, which ignores SIGINT, runs only after the imports). In this process a
-    Ctrl-C sent meanwhile is delivered when the mask is restored; nothing is lost."""
-
-    def __enter__(self):
-        import signal
-
-        self.old = None
-        try:
-            self.old = signal.pthread_sigmask(signal.SIG_BLOCK, {signal.SIGINT})
-        except (AttributeError, ValueError, OSError):  # pragma: no cover  (no POSIX signal masks)
-            pass
-
-    def __exit__(self, *exc):
-        import signal
-
-        if self.old is not None:
-            signal.pthread_sigmask(signal.SIG_SETMASK, self.old)
-
-
 @dataclass
 class _ColumnGeneration:
     """Column generation in a chains run on a long budget, a small state machine:
@@ -691,12 +668,12 @@ class _Portfolio:
 
     def _start_workers(self) -> None:
         """Start the workers (a fresh interpreter each) while this process works."""
+        from ..large._executors import start_workers
+
         if self.pool is None:
             return
         try:
-            with _sigint_blocked():
-                for _ in range(self.workers):
-                    self.pool.submit(_warm)
+            start_workers(self.pool, self.workers, _warm)  # they never import the calling script
         except Exception as exc:  # workers cannot start: go on alone
             self._workers_failed(exc)
             _stop_pool(self.pool, hard=True)
@@ -1191,9 +1168,10 @@ def _light(Z, k, ctx, info) -> Solution:
 def _not_in_a_starting_worker() -> None:
     """Refuse to run the portfolio inside a worker process that is still starting.
 
-    A spawned worker imports the calling script again; in a script without an ``if __name__
-    == "__main__":`` guard that would call ``auto`` once more in every worker, a second copy
-    of the whole run whose answer is never used. Raising stops such a worker at once."""
+    The portfolio's own workers never import the calling script (``main_hidden``), but other
+    code's spawned workers may: in a script without an ``if __name__ == "__main__":`` guard
+    that would call ``auto`` once more in every such worker, a second copy of the whole run
+    whose answer is never used. Raising stops such a worker at once."""
     import multiprocessing
 
     if getattr(multiprocessing.current_process(), "_inheriting", False):
