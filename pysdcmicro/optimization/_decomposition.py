@@ -260,8 +260,23 @@ def _one_round(Z, k, ctx, labels, s, split, start, jobs, subset_time_limit, opti
     if jobs > 1:
         from concurrent.futures import ProcessPoolExecutor
 
-        with ProcessPoolExecutor(max_workers=jobs) as pool:
-            results = list(pool.map(_solve_subset, tasks))
+        from ..large._executors import _worker_init, main_hidden
+
+        # workers ignore SIGINT and never import the calling script; on Ctrl-C (or an error)
+        # this process terminates them at once
+        pool = ProcessPoolExecutor(max_workers=jobs, initializer=_worker_init)
+        try:
+            with main_hidden():
+                futures = [pool.submit(_solve_subset, t) for t in tasks]
+            results = [f.result() for f in futures]
+        except BaseException:
+            procs = list((getattr(pool, "_processes", None) or {}).values())
+            pool.shutdown(wait=False, cancel_futures=True)
+            for proc in procs:
+                if proc.is_alive():
+                    proc.terminate()
+            raise
+        pool.shutdown()
     else:
         results = [_solve_subset(t) for t in tasks]
     union = np.empty(n, dtype=np.int64)
