@@ -283,6 +283,7 @@ def test_decomposition_message_says_what_ran():
                                   "local search two-swap")
 
 
+@pytest.mark.slow
 def test_two_core_portfolio_runs_restart_chains_that_exchange_the_best():
     """On 2 cores and n <= chains_max_n the worker runs its own restart chain on all the data
     from the start (no serial ICSM run first); column generation takes the worker's chain over
