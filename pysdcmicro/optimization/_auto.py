@@ -542,13 +542,12 @@ def _pool(workers: int):
     import multiprocessing
     from concurrent.futures import ProcessPoolExecutor
 
-    from ..large._executors import _worker_environment, _worker_init
+    from ..large._executors import _worker_init
 
     # the workers ignore SIGINT (Ctrl-C reaches the whole process group): this process stops
     # them and keeps the incumbent, and no worker prints a KeyboardInterrupt traceback
-    with _worker_environment():
-        return ProcessPoolExecutor(max_workers=workers, mp_context=multiprocessing.get_context("spawn"),
-                                   initializer=_worker_init)
+    return ProcessPoolExecutor(max_workers=workers, mp_context=multiprocessing.get_context("spawn"),
+                               initializer=_worker_init)
 
 
 def _stop_pool(pool, hard: bool) -> None:
@@ -668,12 +667,13 @@ class _Portfolio:
 
     def _start_workers(self) -> None:
         """Start the workers (a fresh interpreter each) while this process works."""
-        from ..large._executors import start_workers
+        from ..large._executors import _worker_environment, start_workers
 
         if self.pool is None:
             return
-        try:
-            start_workers(self.pool, self.workers, _warm)  # they never import the calling script
+        try:  # they start now, with one BLAS thread each, and never import the calling script
+            with _worker_environment():
+                start_workers(self.pool, self.workers, _warm)
         except Exception as exc:  # workers cannot start: go on alone
             self._workers_failed(exc)
             _stop_pool(self.pool, hard=True)
