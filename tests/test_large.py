@@ -593,6 +593,46 @@ def test_ctrl_c_with_worker_processes_returns_fast_without_worker_tracebacks(tmp
     assert elapsed < 15, elapsed  # target 5 s; generous for a loaded CI machine
 
 
+_PLAIN_SCRIPT = """\
+import numpy as np
+from pysdcmicro import microaggregate
+print("TOP LEVEL", flush=True)
+{extra}
+res = microaggregate(np.random.default_rng(0).normal(size=(900, 3)), 3, method={method}, blocks=300, n_jobs=2, rng=0)
+print("RESULT", res.status, res.info["blocks"].get("executor"), res.info["blocks"]["count"], flush=True)
+"""
+
+_SCRIPT_METHOD = """\
+def mine(Z, k, ctx):
+    return np.minimum(np.argsort(np.argsort(Z[:, 0], kind="stable")) // k, len(Z) // k - 1)
+"""
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("own_method", [False, True])
+def test_a_script_without_a_main_guard_runs_once_without_tracebacks(tmp_path, own_method):
+    """Worker processes never import the calling script, so a script without ``if __name__ ==
+    "__main__":`` runs its top level once and prints no traceback. A method defined in that
+    script cannot reach the workers without running it again: the blocks then run in this
+    process, with one warning."""
+    import subprocess
+    import sys
+
+    script = tmp_path / "plain.py"
+    script.write_text(_PLAIN_SCRIPT.format(extra=_SCRIPT_METHOD if own_method else "",
+                                           method="mine" if own_method else repr("mdav")))
+    out = subprocess.run([sys.executable, str(script)], capture_output=True, text=True, timeout=600, cwd=tmp_path)
+    assert out.returncode == 0, out.stderr
+    assert "Traceback" not in out.stderr, out.stderr
+    assert out.stdout.count("TOP LEVEL") == 1
+    assert [line for line in out.stdout.splitlines() if line.startswith("RESULT done processes")], out.stdout
+    warned = [line for line in out.stderr.splitlines() if "RuntimeWarning" in line]
+    if own_method:
+        assert len(warned) == 1 and "running them in this process instead" in warned[0]
+    else:
+        assert not out.stderr.strip(), out.stderr
+
+
 def test_interrupt_in_the_repair_keeps_the_partition_so_far():
     X = make_synthetic(3000, 3, rng=3)
 

@@ -9,9 +9,12 @@ worker are in flight, so at any time only those tasks' blocks exist as extra cop
 
 from __future__ import annotations
 
+import contextlib
 import multiprocessing
 import os
 import signal as _signal
+import sys
+import types
 import warnings
 from typing import Any, Callable
 
@@ -34,11 +37,8 @@ class blas_threads:
     """Run a block with the process's BLAS libraries (OpenBLAS, MKL, BLIS) at ``count``
     threads, restored after (threadpoolctl).
 
-    ``auto``'s chain in the calling process while a worker process runs on the other core:
-    after a threaded BLAS call OpenBLAS's second thread busy-waits, so ICSM's region restarts
-    with Tour2Assignment used 1.98 cores (20 s, Tarragona k = 5, 39.0 CPU s) and took the
-    worker's core, where column generation then converged its LP in about half the iterations
-    per second (benchmarks/results/auto_budget.md, stop 28)."""
+    ``auto``'s chain in the calling process while worker processes run on the other cores:
+    after a threaded BLAS call OpenBLAS's idle threads busy-wait and would take a worker's core."""
 
     def __init__(self, count: int = 1):
         self.count = int(count)
@@ -70,7 +70,7 @@ class _worker_environment:
 
 
 class _sigint_blocked:
-    """Block SIGINT in this process while worker processes are started (issue 19): they
+    """Block SIGINT in this process while worker processes are started: they
     inherit the blocked mask, so a Ctrl-C that reaches the process group while a worker
     still imports (before :func:`_worker_init` runs) cannot print its traceback; here the
     signal stays pending and is delivered when the block ends, so no Ctrl-C is lost."""
@@ -98,6 +98,104 @@ def _worker_init() -> None:
         signal.signal(signal.SIGINT, signal.SIG_IGN)
     except (ValueError, OSError):  # pragma: no cover  (not the main thread / no signals)
         pass
+
+
+class main_hidden:
+    """Hide the script that runs as ``__main__`` from :mod:`multiprocessing` while worker
+    processes start, so that they never import it: a script without an ``if __name__ ==
+    "__main__":`` guard would otherwise run once more in every worker (and its call there
+    fail with a traceback). The workers then cannot unpickle objects defined in the script;
+    :func:`uses_main` tells when a task needs them.
+
+    Only the starting of the workers is affected (a spawned worker receives the script's path
+    or module name when it starts, and imports nothing else from this process)."""
+
+    def __enter__(self):
+        self.main = sys.modules.get("__main__")
+        if self.main is not None:
+            sys.modules["__main__"] = types.ModuleType("__main__")  # no __file__, no __spec__
+        return self
+
+    def __exit__(self, *exc):
+        if self.main is not None:
+            sys.modules["__main__"] = self.main
+
+
+def uses_main(obj: Any, depth: int = 4) -> bool:
+    """Whether ``obj`` (a task's function or arguments; containers are searched) holds a
+    function, class or instance defined in the script that runs as ``__main__``."""
+    if isinstance(obj, (str, bytes, int, float, bool, type(None))) or hasattr(obj, "__array_interface__"):
+        return False
+    if getattr(obj, "__module__", None) in ("__main__", "__mp_main__"):
+        return True
+    if getattr(type(obj), "__module__", None) in ("__main__", "__mp_main__"):
+        return True
+    if depth <= 0:
+        return False
+    if isinstance(obj, dict):
+        return any(uses_main(v, depth - 1) for v in obj.values())
+    if isinstance(obj, (list, tuple, set, frozenset)):
+        return any(uses_main(v, depth - 1) for v in obj)
+    inner = [getattr(obj, name) for name in ("func", "core", "__wrapped__") if hasattr(obj, name)]
+    return any(uses_main(v, depth - 1) for v in inner)
+
+
+def main_guarded() -> bool:
+    """Whether this call comes from under the ``if __name__ == "__main__":`` guard of the
+    script that runs as ``__main__``: workers may then import the script (it only defines
+    things there). False when that cannot be told (no script file, another thread)."""
+    import ast
+
+    main = sys.modules.get("__main__")
+    path = getattr(main, "__file__", None)
+    name = getattr(getattr(main, "__spec__", None), "name", None)
+    if path is None or (name is not None and name.endswith("__main__")):
+        return False  # no file, or a package's __main__ (never imported by a worker)
+    frame = sys._getframe(1)
+    while frame is not None and not (frame.f_globals is main.__dict__ and frame.f_code.co_name == "<module>"):
+        frame = frame.f_back
+    if frame is None:
+        return False
+    try:
+        with open(path, encoding="utf-8") as fh:
+            tree = ast.parse(fh.read())
+    except (OSError, SyntaxError, ValueError):
+        return False
+    line = frame.f_lineno
+    for node in tree.body:
+        if isinstance(node, ast.If) and node.lineno <= line <= (node.end_lineno or node.lineno) \
+                and _is_main_test(node.test):
+            return True
+    return False
+
+
+def _is_main_test(test: Any) -> bool:
+    import ast
+
+    if not (isinstance(test, ast.Compare) and len(test.ops) == 1 and isinstance(test.ops[0], ast.Eq)):
+        return False
+    sides = [test.left, test.comparators[0]]
+    names = [s.id for s in sides if isinstance(s, ast.Name)]
+    values = [s.value for s in sides if isinstance(s, ast.Constant)]
+    return names == ["__name__"] and values == ["__main__"]
+
+
+def _caller_level() -> int:
+    """The ``stacklevel`` of a warning that names the first caller outside pysdcmicro."""
+    package = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+    frame, level = sys._getframe(1), 1
+    while frame is not None and os.path.abspath(frame.f_code.co_filename).startswith(package + os.sep):
+        frame, level = frame.f_back, level + 1
+    return level
+
+
+def start_workers(pool: Any, count: int, fn: Callable, hide_main: bool = True) -> list:
+    """Start the ``count`` workers of a spawn-context ``pool`` now (one task ``fn`` each), with
+    SIGINT blocked (see :class:`_sigint_blocked`) and the script hidden (:class:`main_hidden`).
+    Later submits start no process: each finds a worker."""
+    with main_hidden() if hide_main else contextlib.nullcontext():
+        with _sigint_blocked():
+            return [pool.submit(fn) for _ in range(count)]
 
 
 def _warm_up() -> int:
@@ -128,14 +226,17 @@ class ProcessExecutor:
     """A ``concurrent.futures.ProcessPoolExecutor`` of ``n_jobs`` worker processes.
 
     Workers are started with the ``spawn`` method (the same on every platform, and no copy
-    of this process's memory): as with any multiprocessing code, a script must protect its
-    entry point with ``if __name__ == "__main__":``. If the workers cannot start, the
-    remaining tasks run in this process and a ``RuntimeWarning`` says why.
+    of this process's memory) and never import the calling script (:class:`main_hidden`), so
+    a script needs no ``if __name__ == "__main__":`` guard. A task that uses code defined in
+    the script itself needs the workers to import it: they do when the call comes from under
+    the guard, and otherwise the tasks run in this process with one ``RuntimeWarning``. If the
+    workers cannot start, the remaining tasks run in this process and a ``RuntimeWarning``
+    says why.
 
     The workers run their BLAS single-threaded (``OPENBLAS_NUM_THREADS``,
     ``OMP_NUM_THREADS`` and ``MKL_NUM_THREADS`` are 1 in their environment unless already
     set): ``n_jobs`` processes already use the cores, and threads on top of them slow the
-    small matrix products of the blocks down (measured: 7x on a loaded 2-core machine).
+    small matrix products of the blocks down.
     """
 
     name = "processes"
@@ -143,9 +244,12 @@ class ProcessExecutor:
     def __init__(self, n_jobs: int):
         self.workers = n_jobs
         self._pool = None
+        self._pool_main = False  # whether the pool's workers imported the script
         self.fallback = None
 
-    def _get_pool(self):
+    def _get_pool(self, with_main: bool = False):
+        if self._pool is not None and with_main and not self._pool_main:
+            self.close()  # its workers cannot see the script's code: new ones that import it
         if self._pool is None:
             from concurrent.futures import ProcessPoolExecutor, wait
 
@@ -153,10 +257,9 @@ class ProcessExecutor:
                 pool = ProcessPoolExecutor(max_workers=self.workers, mp_context=multiprocessing.get_context("spawn"),
                                            initializer=_worker_init)
                 try:
-                    # Start every worker now, while their environment is set (spawned lazily otherwise),
-                    # with SIGINT blocked: the workers start with it blocked (see _sigint_blocked).
-                    with _sigint_blocked():
-                        started = [pool.submit(_warm_up) for _ in range(self.workers)]
+                    # every worker now, while their environment is set (spawned lazily otherwise)
+                    started = start_workers(pool, self.workers, _warm_up, hide_main=not with_main)
+                    self._pool_main = with_main
                     wait(started)
                 except BaseException:  # a Ctrl-C while they start: terminated now, not left importing
                     self._pool = pool
@@ -165,15 +268,32 @@ class ProcessExecutor:
             self._pool = pool
         return self._pool
 
+    def _needs_main(self, fn, n_tasks, make_args) -> bool | None:
+        """Whether the tasks use code of the script run as ``__main__`` (True), do not
+        (False), or use it where workers must not import the script (None: run here)."""
+        if not n_tasks or not uses_main((fn, make_args(0))):
+            return False
+        if main_guarded():
+            return True
+        self.fallback = "the tasks use code defined in the calling script, outside its main guard"
+        warnings.warn("n_jobs > 1: the tasks use code defined in the calling script, which worker processes "
+                      "would have to run again (the call is not under `if __name__ == \"__main__\":`); running "
+                      "them in this process instead. Define that code in a module, or put the call under the "
+                      "guard.", RuntimeWarning, stacklevel=_caller_level())
+        return None
+
     def run(self, fn, n_tasks, make_args, on_done) -> None:
         if self.fallback is not None:
+            return SerialExecutor().run(fn, n_tasks, make_args, on_done)
+        with_main = self._needs_main(fn, n_tasks, make_args)
+        if with_main is None:
             return SerialExecutor().run(fn, n_tasks, make_args, on_done)
         from concurrent.futures import FIRST_COMPLETED, wait
         from concurrent.futures.process import BrokenProcessPool
 
         done_ids: set[int] = set()
         try:
-            pool = self._get_pool()
+            pool = self._get_pool(with_main)
             pending: dict = {}
             nxt = 0
             limit = 2 * self.workers
@@ -189,11 +309,8 @@ class ProcessExecutor:
                     on_done(i, result)
         except BrokenProcessPool as exc:
             self.fallback = f"{type(exc).__name__}: {exc}"
-            warnings.warn(
-                "worker processes could not run the blocks "
-                f"({self.fallback}); running them in this process instead. A script that uses "
-                "n_jobs > 1 must protect its entry point with `if __name__ == \"__main__\":`.",
-                RuntimeWarning, stacklevel=4)
+            warnings.warn(f"worker processes could not run the blocks ({self.fallback}); running them in this "
+                          "process instead.", RuntimeWarning, stacklevel=4)
             self.close()
             for i in range(n_tasks):
                 if i not in done_ids:

@@ -19,10 +19,8 @@ Group sizes stay >= k (moves only leave groups above k) and no group grows beyon
 nearest neighbour group in index order.
 
 With numba (a dependency of pysdcmicro) the rounds run compiled
-(:mod:`._local_numba`) and differ in two ways that both pay (measured at 10^5 x 10,
-k = 5, blocks of 10^4 after MDAV: IL 0.7396 -> 0.6194 clustered, 10.80 -> 9.65 uniform in
-8 sweeps, against 0.6237 / 9.84 for MDAV + two-swap at about 20x the time): a round is a
-*sweep* that applies each record's best move or swap at once (every later record sees the
+(:mod:`._local_numba`) and differ in two ways, both for a lower IL in less time than
+two-swap: a round is a *sweep* that applies each record's best move or swap at once (every later record sees the
 updated centroids), and each sweep starts by trying to *dissolve* each group into its
 neighbour groups (its records inserted one by one where the exact insertion cost is least,
 kept when the costs add up to less than the group's SSE): after MDAV every group has exactly
@@ -52,9 +50,8 @@ from .._validation import check_number, check_positive_int
 __all__ = ["batch_local_search", "compiled_available"]
 
 _CHUNK = 1024
-_NB_EVERY = 3  # neighbour lists are recomputed every third round (measured: same gain, less time)
-#: Compiled sweeps per neighbour-list refresh (measured at 10^5 x 10: every 2 sweeps gave a
-#: lower IL than every 4 at the same number of sweeps, 0.6194 against 0.6252).
+_NB_EVERY = 3  # numpy rounds per neighbour-list refresh (centroids move little in a round)
+#: Compiled sweeps per neighbour-list refresh (fresher lists: a lower IL for the same sweeps).
 _NB_EVERY_COMPILED = 2
 _NB = None
 
@@ -66,10 +63,8 @@ _PLAIN_NB = None
 def _kernels():
     """The compiled sweeps (numba; compiled on first use, cached on disk), or None.
 
-    Thread-safe: a thread asking while another imports them waits for that import. (It used
-    to see "unavailable" and run the numpy rounds, a different search: on a Dask cluster of
-    threads the first blocks of a process then got another partition than the 1-process run
-    of the same seed.)"""
+    Thread-safe: a thread asking while another imports them waits for that import, so every
+    thread runs the same search (the same partition as a 1-process run of the seed)."""
     global _NB
     if _NB is None:
         with _NB_LOCK:
@@ -122,9 +117,8 @@ def _neighbour_groups(C: np.ndarray, L: int) -> np.ndarray:
 
     Up to :data:`_BRUTE_GROUPS` groups: exact brute force, compiled when numba is there
     (:func:`._local_numba.nearest_groups`) and otherwise :func:`_nearest_numpy`, which
-    computes the same numbers, so both give the same lists. (It was a k-d tree, about half
-    of the compiled search's time at 10^4 records in 10 dimensions: 2000 centroids of
-    near-uniform data are a poor case for it.) Above: a k-d tree, O(g log g)."""
+    computes the same numbers, so both give the same lists (a k-d tree is slow on a few
+    thousand centroids of near-uniform data). Above: a k-d tree, O(g log g)."""
     C = np.ascontiguousarray(C, dtype=np.float64)
     g = C.shape[0]
     if g <= _BRUTE_GROUPS:
@@ -169,8 +163,7 @@ def _compiled_search(kernels, Z, labels, k, ctx, rounds, L, max_size, tol, regio
     out = np.zeros(7)
     converged = False
     # What the sweeps know between calls (see _local_numba.sweeps): a record or group is
-    # evaluated again only when its neighbourhood changed, also across neighbour-list
-    # refreshes (before, every refresh evaluated every record again).
+    # evaluated again only when its neighbourhood changed, also across neighbour-list refreshes.
     evald = np.full(n, -1, dtype=np.int64)
     stamp = devald = prev_nb = None
     clock = 1
@@ -314,12 +307,11 @@ def batch_local_search(Z: np.ndarray, labels: np.ndarray, k: int, ctx: Context, 
     max_size = 2 * k - 1 if max_size is None else max_size
     tol = check_number(tol, "tol", low=0.0)
     labels = np.array(labels, dtype=np.int64, copy=True)
-    n, d = Z.shape
+    n = Z.shape[0]
     g = int(labels.max()) + 1 if n else 0
-    info = {"rounds": 0, "moves": 0, "swaps": 0}
     L = min(neighbours, g - 1)
     if L < 1 or rounds == 0:
-        return Solution(labels=labels, info=info)
+        return Solution(labels=labels, info={"rounds": 0, "moves": 0, "swaps": 0})
     if compiled is None or compiled:
         kernels = _kernels() or _plain_kernels()
         if regions is not None:
@@ -328,10 +320,19 @@ def batch_local_search(Z: np.ndarray, labels: np.ndarray, k: int, ctx: Context, 
                 raise InvalidInputError(f"`regions` must hold one integer >= 0 per record ({n}); got shape "
                                         f"{regions.shape}.")
         return _compiled_search(kernels, Z, labels, k, ctx, rounds, L, max_size, tol, regions)
+    return _numpy_search(Z, labels, k, ctx, rounds, L, max_size)
+
+
+def _numpy_search(Z: np.ndarray, labels: np.ndarray, k: int, ctx: Context, rounds: int, L: int,
+                  max_size: int) -> Solution:
+    """The numpy rounds: each applies the improving moves and swaps best first, every group
+    in at most one of them, so every applied delta is exact."""
+    n, d = Z.shape
+    g = int(labels.max()) + 1 if n else 0
+    info = {"rounds": 0, "moves": 0, "swaps": 0}
     zz = np.einsum("ij,ij->i", Z, Z)
     scale = float(zz.sum()) / max(n, 1) + 1.0
     tol = 1e-12 * scale
-    ar = np.arange(n)
     status = "done"
     for r in range(rounds):
         if ctx.expired():
@@ -346,78 +347,13 @@ def batch_local_search(Z: np.ndarray, labels: np.ndarray, k: int, ctx: Context, 
         C[live] = sums[live] / size[live, None]
         cc = np.einsum("ij,ij->i", C, C)
         if r % _NB_EVERY == 0:
-            G = cc[:, None] - 2.0 * (C @ C.T) + cc[None, :]
-            G[:, ~live] = np.inf
-            np.fill_diagonal(G, np.inf)
-            nb = np.argpartition(G, L - 1, axis=1)[:, :L]
-            nb = np.take_along_axis(nb, np.argsort(np.take_along_axis(G, nb, 1), axis=1, kind="stable"), 1)
-            del G
-        own = labels
-        dA = np.maximum(zz - 2.0 * np.einsum("ij,ij->i", Z, C[own]) + cc[own], 0.0)
-        cand = nb[own]                                                   # n x L
-        dxB = np.maximum(zz[:, None] - 2.0 * np.einsum("id,ild->il", Z, C[cand]) + cc[cand], 0.0)
-        sA = size[own].astype(np.float64)
-        sB = size[cand].astype(np.float64)
-        # Moves.
-        gain_out = np.where(sA > k, sA / np.maximum(sA - 1.0, 1.0) * dA, -np.inf)
-        cost_in = np.where(sB < max_size, sB / (sB + 1.0) * dxB, np.inf)
-        same = cand == own[:, None]          # only when fewer than L other groups exist
-        cost_in[~live[cand] | same] = np.inf
-        jm = np.argmin(cost_in, axis=1)
-        move_delta = cost_in[ar, jm] - gain_out
-        # Swaps: the members of each candidate group, padded with -1.
-        s_max = int(size.max())
-        order = np.argsort(labels, kind="stable")
-        starts = np.concatenate([[0], np.cumsum(size)])
-        members = np.full((g, s_max), -1, dtype=np.int64)
-        members[labels[order], ar - starts[labels[order]]] = order
-        swap_delta = np.full(n, np.inf)
-        swap_with = np.full(n, -1, dtype=np.int64)
-        for lo in range(0, n, _CHUNK):
-            hi = min(n, lo + _CHUNK)
-            Y = members[cand[lo:hi]]                                     # c x L x s
-            valid = Y >= 0
-            Yc = np.where(valid, Y, 0)
-            zy = Z[Yc]                                                   # c x L x s x d
-            xy = np.einsum("cd,clsd->cls", Z[lo:hi], zy)
-            yA = np.einsum("clsd,cd->cls", zy, C[own[lo:hi]])
-            dxy = np.maximum(zz[lo:hi, None, None] + zz[Yc] - 2.0 * xy, 0.0)
-            dyA = np.maximum(zz[Yc] - 2.0 * yA + cc[own[lo:hi], None, None], 0.0)
-            delta = (dyA - dA[lo:hi, None, None] + dxB[lo:hi, :, None] - dA[Yc]
-                     - dxy * (1.0 / sA[lo:hi, None, None] + 1.0 / sB[lo:hi, :, None]))
-            delta[~valid | same[lo:hi, :, None]] = np.inf
-            flat = delta.reshape(hi - lo, -1)
-            best = np.argmin(flat, axis=1)
-            swap_delta[lo:hi] = flat[np.arange(hi - lo), best]
-            swap_with[lo:hi] = Yc.reshape(hi - lo, -1)[np.arange(hi - lo), best]
-        use_swap = swap_delta < move_delta
-        best_delta = np.where(use_swap, swap_delta, move_delta)
+            nb = _numpy_neighbours(C, cc, live, L)
+        best_delta, use_swap, swap_with, cand, jm = _best_changes(Z, zz, labels, k, max_size, size, C, cc, live, nb)
         improving = np.flatnonzero(best_delta < -tol)
         info["rounds"] = r + 1
         if improving.size == 0:
             break
-        improving = improving[np.argsort(best_delta[improving], kind="stable")]
-        touched = np.zeros(g, dtype=bool)
-        new = labels.copy()
-        moves = swaps = 0
-        for x in improving.tolist():
-            a = own[x]
-            if use_swap[x]:
-                y = int(swap_with[x])
-                b = own[y]
-            else:
-                y = -1
-                b = int(cand[x, jm[x]])
-            if touched[a] or touched[b]:
-                continue
-            touched[a] = touched[b] = True
-            new[x] = b
-            if y >= 0:
-                new[y] = a
-                swaps += 1
-            else:
-                moves += 1
-        labels = new
+        labels, moves, swaps = _apply_changes(labels, improving, best_delta, use_swap, swap_with, cand, jm, g)
         info["moves"] += moves
         info["swaps"] += swaps
     else:
@@ -426,3 +362,88 @@ def batch_local_search(Z: np.ndarray, labels: np.ndarray, k: int, ctx: Context, 
         info["message"] = f"stopped after the last of {rounds} rounds"
     message = info.pop("message", "time limit reached" if status == "limit" else "")
     return Solution(labels=labels, status=status, message=message, info=info)
+
+
+def _numpy_neighbours(C: np.ndarray, cc: np.ndarray, live: np.ndarray, L: int) -> np.ndarray:
+    """Each group's L nearest live groups by centroid, nearest first (a g x g matrix)."""
+    G = cc[:, None] - 2.0 * (C @ C.T) + cc[None, :]
+    G[:, ~live] = np.inf
+    np.fill_diagonal(G, np.inf)
+    nb = np.argpartition(G, L - 1, axis=1)[:, :L]
+    return np.take_along_axis(nb, np.argsort(np.take_along_axis(G, nb, 1), axis=1, kind="stable"), 1)
+
+
+def _best_changes(Z, zz, labels, k, max_size, size, C, cc, live, nb) -> tuple:
+    """Each record's best move to, or swap with a record of, a neighbour group: (best delta,
+    whether it is a swap, the swap partner, the candidate groups, the best move's column)."""
+    n = Z.shape[0]
+    g = size.shape[0]
+    ar = np.arange(n)
+    own = labels
+    dA = np.maximum(zz - 2.0 * np.einsum("ij,ij->i", Z, C[own]) + cc[own], 0.0)
+    cand = nb[own]                                                   # n x L
+    dxB = np.maximum(zz[:, None] - 2.0 * np.einsum("id,ild->il", Z, C[cand]) + cc[cand], 0.0)
+    sA = size[own].astype(np.float64)
+    sB = size[cand].astype(np.float64)
+    # Moves.
+    gain_out = np.where(sA > k, sA / np.maximum(sA - 1.0, 1.0) * dA, -np.inf)
+    cost_in = np.where(sB < max_size, sB / (sB + 1.0) * dxB, np.inf)
+    same = cand == own[:, None]          # only when fewer than L other groups exist
+    cost_in[~live[cand] | same] = np.inf
+    jm = np.argmin(cost_in, axis=1)
+    move_delta = cost_in[ar, jm] - gain_out
+    # Swaps: the members of each candidate group, padded with -1.
+    s_max = int(size.max())
+    order = np.argsort(labels, kind="stable")
+    starts = np.concatenate([[0], np.cumsum(size)])
+    members = np.full((g, s_max), -1, dtype=np.int64)
+    members[labels[order], ar - starts[labels[order]]] = order
+    swap_delta = np.full(n, np.inf)
+    swap_with = np.full(n, -1, dtype=np.int64)
+    for lo in range(0, n, _CHUNK):
+        hi = min(n, lo + _CHUNK)
+        Y = members[cand[lo:hi]]                                     # c x L x s
+        valid = Y >= 0
+        Yc = np.where(valid, Y, 0)
+        zy = Z[Yc]                                                   # c x L x s x d
+        xy = np.einsum("cd,clsd->cls", Z[lo:hi], zy)
+        yA = np.einsum("clsd,cd->cls", zy, C[own[lo:hi]])
+        dxy = np.maximum(zz[lo:hi, None, None] + zz[Yc] - 2.0 * xy, 0.0)
+        dyA = np.maximum(zz[Yc] - 2.0 * yA + cc[own[lo:hi], None, None], 0.0)
+        delta = (dyA - dA[lo:hi, None, None] + dxB[lo:hi, :, None] - dA[Yc]
+                 - dxy * (1.0 / sA[lo:hi, None, None] + 1.0 / sB[lo:hi, :, None]))
+        delta[~valid | same[lo:hi, :, None]] = np.inf
+        flat = delta.reshape(hi - lo, -1)
+        best = np.argmin(flat, axis=1)
+        swap_delta[lo:hi] = flat[np.arange(hi - lo), best]
+        swap_with[lo:hi] = Yc.reshape(hi - lo, -1)[np.arange(hi - lo), best]
+    use_swap = swap_delta < move_delta
+    best_delta = np.where(use_swap, swap_delta, move_delta)
+    return best_delta, use_swap, swap_with, cand, jm
+
+
+def _apply_changes(labels, improving, best_delta, use_swap, swap_with, cand, jm, g) -> tuple:
+    """Apply the improving changes best first, each group in at most one: (labels, moves, swaps)."""
+    own = labels
+    improving = improving[np.argsort(best_delta[improving], kind="stable")]
+    touched = np.zeros(g, dtype=bool)
+    new = labels.copy()
+    moves = swaps = 0
+    for x in improving.tolist():
+        a = own[x]
+        if use_swap[x]:
+            y = int(swap_with[x])
+            b = own[y]
+        else:
+            y = -1
+            b = int(cand[x, jm[x]])
+        if touched[a] or touched[b]:
+            continue
+        touched[a] = touched[b] = True
+        new[x] = b
+        if y >= 0:
+            new[y] = a
+            swaps += 1
+        else:
+            moves += 1
+    return new, moves, swaps

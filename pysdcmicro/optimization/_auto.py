@@ -1,14 +1,15 @@
 """Method ``auto``: the best partition the time allows, without choosing a method by hand.
 
-Two regimes (issue 14):
+Two regimes, both described by an :class:`AutoPlan` (option ``plan``; the default plan
+unless given):
 
 * **No time limit: a fixed amount of work** chosen from ``n``, ``d`` and ``k`` alone (no
   clock is read), so the same seed gives the same partition on any machine:
 
   1. MDAV, then two-swap local search: the *baseline*;
-  2. (``n <= ICSM_MAX_N``) one ICSM run from MDAV (Mortazavi and Jalili 2015);
-  3. (``n <= ICSM_MAX_N``) ``restarts`` region restarts of ICSM from the better of 1 and 2;
-  4. a lower bound from nearest neighbours (``n <= BOUND_MAX_N``; column generation's
+  2. (``n <= icsm_max_n``) one ICSM run from MDAV (Mortazavi and Jalili 2015);
+  3. (``n <= icsm_max_n``) ``restarts`` region restarts of ICSM from the better of 1 and 2;
+  4. a lower bound from nearest neighbours (``n <= bound_max_n``; column generation's
      dual-feasible point ``u_i = min_s a_i(s)/(2s)``), so ``gap`` is known.
 
   Every step starts from the best partition so far and only an improvement replaces it, so
@@ -17,24 +18,24 @@ Two regimes (issue 14):
 * **With a time limit: a portfolio on every core** until the deadline. This process runs
   MDAV + two-swap (the shared incumbent), then every core starts ICSM region restarts at
   once. Alone: one ICSM run from MDAV, then restarts. With worker processes and n <=
-  ``CHAINS_MAX_N``: one restart chain per process on all the data (each with its own first
+  ``chains_max_n``: one restart chain per process on all the data (each with its own first
   ICSM run and seed), the best partition of all handed to every chain every
-  ``EPOCH_SECONDS``. Larger n: the best partition is cut into parts of whole groups (along
+  ``epoch_seconds``. Larger n: the best partition is cut into parts of whole groups (along
   a path over the group centroids, from another group in each of two epochs), each part
   gets its own restarts in its own process, and the union (a k-partition whose SSE is the
   sum of the parts') replaces the incumbent when better; a final ICSM pass on all the data
-  repairs the parts' borders. Column generation (for its proven lower bound
-  and its integer answer) takes a worker on a small problem (n <= 400) or from 3 cores, the
+  repairs the parts' borders. Column generation (for its proven lower bound and its integer
+  answer) takes a worker on a small problem (``n <= colgen_small_n``) or from 3 cores, the
   decomposition heuristic from 4 cores; they start from the shared incumbent. On long
-  budgets with chains (``CG_*``), column generation takes a worker's chain over after a
-  minute, seeded with the best partition; when it is done with a converged LP the worker
-  dives (``_dives``: fix part of the incumbent's LP-integral groups, column generation + MIP
-  on the records left) in rounds until the deadline, else it runs a chain again. At k <= 3
-  column generation adds subset-row cuts after its LP (``CUT_*``), for the bound.
-  A Ctrl-C asks the workers for their best partitions (``INTERRUPT_WAIT``).
-  ``info["components"]`` says what each component found and in how many seconds,
-  ``info["winner"]`` which one found the answer. Such runs stop by the clock, so they are
-  not reproducible even with a seed.
+  budgets with chains (``cg_*``), column generation takes a worker's chain over, seeded
+  with the best partition; when it is done with a converged LP the worker dives (``_dives``:
+  fix part of the incumbent's LP-integral groups, column generation + MIP on the records
+  left) in rounds until the deadline, else it runs a chain again. At ``k <= cut_max_k``
+  column generation adds subset-row cuts after its LP, for the bound. A Ctrl-C asks the
+  workers for their best partitions (``interrupt_wait``). ``info["components"]`` says what
+  each component found and in how many seconds, ``info["winner"]`` which one found the
+  answer. Such runs stop by the clock, so they are not reproducible even with a seed, unless
+  the plan gives count budgets (``epoch_restarts``, ``chain_epochs``, ...).
 
 The large-data path (``blocks``, more than 50 000 records) runs ``auto`` inside each block
 with ``effort="light"``: MDAV then, with numba installed, the compiled move/swap/dissolve
@@ -44,140 +45,252 @@ block; the border repair follows.
 
 from __future__ import annotations
 
+import dataclasses
 import os
 import time
+from dataclasses import dataclass, field
+from typing import Any
 
 import numpy as np
 
 from .._context import Context
+from .._errors import InvalidInputError, InvalidTypeError
 from .._partition import sse
 from .._registry import register_method
 from .._result import Solution
 from .._validation import check_choice, check_positive_int
 from ..constructive._mdav import mdav_labels
 
-__all__ = ["ICSM_MAX_N", "BOUND_MAX_N", "fixed_plan", "neighbour_bound", "region_groups"]
-
-#: Above this many records ``auto`` without a time limit stops after MDAV + two-swap
-#: (one ICSM run grows faster than n log n; blocks of the large-data path are 10 000).
-ICSM_MAX_N = 20_000
-#: The nearest-neighbour lower bound costs O(n^2 d) time (O(n k) memory); skipped above.
-BOUND_MAX_N = 20_000
-#: Column generation is in the portfolio on 2 cores only below this many records (its
-#: exact pricing converges within minutes there; above, its bound needs the whole budget
-#: of a core that ICSM uses better). From 3 cores it always has a worker.
-COLGEN_SMALL_N = 400
-#: Worker processes are started only for a limit of at least this many seconds: starting
-#: one (a fresh interpreter importing numpy and pysdcmicro) takes 1-2 s, 5-10 s under load.
-MIN_WORKER_LIMIT = 5.0
-#: Epochs of restarts shared over parts (each epoch cuts the best partition along a path
-#: from another group, so the parts' borders move).
-EPOCHS = 2
-#: Up to this many records the 2+-core portfolio runs one restart chain per process on all the
-#: data, exchanging the best partition every EPOCH_SECONDS (measured on Tarragona, n = 834:
-#: restart chains on parts of the data missed the improvements that cross a part's border).
-CHAINS_MAX_N = 2500
-EPOCH_SECONDS = 15.0
-#: Long budgets on 2+ cores (chains): column generation takes one worker's chain over after
-#: CG_SWITCH_SECONDS, seeded with the best partition then, for its proven bound (its LP
-#: converges at k = 3 on the 1 000-record CASC sets in about a minute) and its MIP over the
-#: generated groups; when it is done the worker dives (converged LP, DIVE_*) or runs a chain
-#: again. Census k = 3 (600 s on 2
-#: cores): ICSM chains alone stopped at IL 4.6945 with the neighbour bound (gap 27 %).
-CG_MIN_LIMIT = 240.0
-CG_MAX_N = 1500
-CG_MAX_K = 5
-CG_SWITCH_SECONDS = 60.0
-CG_MIN_LEFT = 30.0  # column generation starts only with this many seconds left
-#: Dives after a converged column generation (``_dives``), in the worker column generation
-#: ran in, instead of its chain: rounds of at most DIVE_ROUND_SECONDS (the best partition is
-#: exchanged between rounds), each dive's column generation + MIP on the records left given at
-#: most DIVE_SECONDS; the share of the fixable groups fixed cycles through DIVE_SHARES.
-#: 600 s on 2 cores (benchmarks/results/auto_budget.md): Census k = 3 4.6729 (column
-#: generation's MIP) -> 4.6689 by the dives (chains alone, stop 24: 4.6708); Tarragona k = 3
-#: 14.4684 -> 14.4677. The chains they replace had found nothing in those cells' last 420-480 s.
-DIVE_ROUND_SECONDS = 120.0
-DIVE_SECONDS = 90.0
-DIVE_MIN_SECONDS = 20.0
-DIVE_SHARES = (1.0, 0.8, 0.9)
-#: Subset-row cuts in the column-generation worker (issue 14 / 16): at k <= CUT_MAX_K, after its
-#: LP converges, rounds of subset-row cuts on triples raise the proven bound above the LP value
-#: (part (j) of benchmarks/results/colgen.md: Tarragona k = 3 13.8574 -> 14.4588 in 51 s, gap
-#: 4.22 % -> 0.06 %); they get at most CUT_SECONDS and CUT_SHARE of the time left when column
-#: generation starts, before its MIP and the dives (which keep the rest).
-CUT_MAX_K = 3
-CUT_SECONDS = 90.0
-CUT_SHARE = 0.2
-CUT_ROUNDS = 50
-#: Records in a region restart of the portfolio: ICSM's default region of 30 groups is 90
-#: records at k = 3 but 150 at k = 5, where one restart cost 5-10 times more (its n-opt cycle
-#: search grows with the region) and the chains made 100-300 restarts per 15-s epoch on
-#: Census k = 5. Regions of about 100 records (20 groups at k = 5) made 1 300-1 900 per epoch,
-#: and the 60-s median went from 7.3928 to 7.3617 (3 seeds each, every seed lower; 15 groups:
-#: 7.3474, the same within the seeds' spread). k = 3 keeps 30 groups (measured).
-REGION_RECORDS = 100
+__all__ = ["AutoPlan", "ICSM_MAX_N", "BOUND_MAX_N", "fixed_plan", "neighbour_bound", "region_groups",
+           "chain_regions"]
 
 
-#: Long budgets, chains at k >= 4: once column generation has taken the worker's chain over
-#: (CG_SWITCH_SECONDS), the chains re-optimise ICSM's own regions of 30 groups with
-#: Tour2Assignment (``chain_regions``). The small regions without it are the better choice on
-#: the 60-s budgets they were chosen for, but stall on long ones: one core, 120 s, seed 0
-#: (benchmarks/results/auto_budget.md, "Region restarts on long budgets"): Census k = 5 7.3418
-#: against 7.3987, Tarragona k = 5 20.1777 against 20.2110, Census k = 10 11.6136 against 11.6157.
-LONG_REGION_GROUPS = 30
-LONG_REGIONS_AFTER = 60.0
+@dataclass(frozen=True)
+class AutoPlan:
+    """How much work ``auto`` does and how it spreads a time limit over the cores.
 
+    ``AutoPlan()`` is the default plan; ``microaggregate(..., method="auto", plan=...)``
+    runs another one (tests use count budgets here instead of the clock). Fields at None are
+    derived from the data or the time limit, as in the default plan.
 
-#: Long budgets, parts (n > CHAINS_MAX_N, e.g. EIA): the same switch at every k. EIA k = 3 at
-#: 600 s gave 0.3521 without Tour2Assignment in the region restarts (stop 27) and 0.3490 with
-#: it (stop 23). One core, 120 s, seed 0, ICSM restarts on all of EIA, 30-group regions with
-#: Tour2Assignment against region_groups(k) without (auto_budget.md, "Region restarts on long
-#: budgets"): k = 3 0.3489 / 0.3516, k = 4 0.4831 / 0.4901, k = 5 0.7301 / 0.7318,
-#: k = 10 1.9329 / 1.9423.
-LONG_PART_REGIONS_MIN_K = 3
-
-
-def chain_regions(k: int, elapsed: float, mode: str = "chains") -> dict:
-    """Region options of the ICSM restarts in a chain (or, ``mode="parts"``, a part) after
-    ``elapsed`` seconds of the run.
-
-    >>> chain_regions(5, 10.0), chain_regions(5, 61.0), chain_regions(3, 300.0)
-    ({'region_groups': 20}, {'region_groups': 30, 'region_tour': True}, {'region_groups': 30})
-    >>> chain_regions(3, 300.0, "parts"), chain_regions(3, 30.0, "parts")
-    ({'region_groups': 30, 'region_tour': True}, {'region_groups': 30})
+    Attributes
+    ----------
+    icsm, restarts, bound : bool, int, bool or None
+        Without a time limit: one ICSM run from MDAV (default: when ``2k <= n <=
+        icsm_max_n``), that many ICSM region restarts after it (default: 100, 50 for k > 5,
+        about ``3n / (8k)`` and at least 5 on small data, where a region is most of it), the
+        nearest-neighbour lower bound (default: when ``2k <= n <= bound_max_n``).
+    icsm_max_n, bound_max_n : int
+        Above these many records no ICSM run (it grows faster than n log n) and no bound
+        (O(n^2 d) time) without a time limit; the portfolio skips the bound above
+        ``bound_max_n`` too.
+    min_worker_limit : float
+        Worker processes start only for a limit of at least this many seconds (starting one
+        imports numpy and pysdcmicro in a fresh interpreter).
+    colgen_small_n : int
+        On 2 cores column generation has a worker from the start only up to this many
+        records (its exact pricing converges there); from 3 cores always.
+    chains_max_n : int
+        Up to this many records the restarts run as chains on all the data (restarts on
+        parts miss the improvements that cross a part's border); above, on parts.
+    epoch_seconds : float
+        Chains exchange the best partition this often.
+    part_epochs : int
+        Epochs of restarts on parts (each cuts the best partition from another group).
+    region_records : int
+        About this many records in a region restart at k >= 4 (30 groups at k <= 3).
+    long_region_groups, long_regions_after, long_part_regions_min_k : int, float, int
+        After ``long_regions_after`` seconds the chains (k >= 4) and parts (k >=
+        ``long_part_regions_min_k``) re-optimise regions of ``long_region_groups`` groups
+        with Tour2Assignment: the small regions stall on long budgets.
+    cg_min_limit, cg_max_n, cg_max_k, cg_switch_seconds, cg_min_left : float, int, int, float, float
+        Chains on budgets of at least ``cg_min_limit`` seconds, ``n <= cg_max_n`` and ``k <=
+        cg_max_k``: column generation takes a worker's chain over after
+        ``min(cg_switch_seconds, limit / 4)`` seconds, if ``cg_min_left`` seconds are left.
+    dive_round_seconds, dive_seconds, dive_min_seconds, dive_shares : float, float, float, tuple
+        Dives after a converged column generation: rounds of at most
+        ``dive_round_seconds`` (the best partition is exchanged between rounds), each dive's
+        column generation + MIP given at most ``dive_seconds``, none started with less than
+        ``dive_min_seconds`` left; the share of the fixable groups fixed cycles through
+        ``dive_shares``.
+    cut_max_k, cut_seconds, cut_share, cut_rounds : int, float, float, int
+        Subset-row cuts after the column-generation worker's LP at ``k <= cut_max_k``: at
+        most ``cut_rounds`` rounds in at most ``min(cut_seconds, cut_share * remaining)``.
+    interrupt_wait : float
+        After a Ctrl-C the workers' answers are awaited this long at most.
+    epoch_restarts : int or None
+        Count budget: region restarts per chain or part in each epoch (None: until the
+        epoch ends by the clock).
+    chain_epochs : int or None
+        Count budget: epochs of the chains (None: the time left over ``epoch_seconds``).
+    cg_switch_epoch : int or None
+        Count budget: column generation takes a worker's chain over at the start of this
+        epoch (None: after ``cg_switch_seconds``).
+    max_dives : int or None
+        Count budget: dives per round (None: until the round's deadline).
+    cg_extra : dict
+        Options added to every column-generation component's (e.g. ``max_iterations``).
     """
-    min_k = LONG_PART_REGIONS_MIN_K if mode == "parts" else 4
-    if k >= min_k and elapsed >= LONG_REGIONS_AFTER:
-        return {"region_groups": LONG_REGION_GROUPS, "region_tour": True}
-    return {"region_groups": region_groups(k)}
+
+    icsm: bool | None = None
+    restarts: int | None = None
+    bound: bool | None = None
+    icsm_max_n: int = 20_000
+    bound_max_n: int = 20_000
+    min_worker_limit: float = 5.0
+    colgen_small_n: int = 400
+    chains_max_n: int = 2500
+    epoch_seconds: float = 15.0
+    part_epochs: int = 2
+    region_records: int = 100
+    long_region_groups: int = 30
+    long_regions_after: float = 60.0
+    long_part_regions_min_k: int = 3
+    cg_min_limit: float = 240.0
+    cg_max_n: int = 1500
+    cg_max_k: int = 5
+    cg_switch_seconds: float = 60.0
+    cg_min_left: float = 30.0
+    dive_round_seconds: float = 120.0
+    dive_seconds: float = 90.0
+    dive_min_seconds: float = 20.0
+    dive_shares: tuple = (1.0, 0.8, 0.9)
+    cut_max_k: int = 3
+    cut_seconds: float = 90.0
+    cut_share: float = 0.2
+    cut_rounds: int = 50
+    interrupt_wait: float = 1.5
+    epoch_restarts: int | None = None
+    chain_epochs: int | None = None
+    cg_switch_epoch: int | None = None
+    max_dives: int | None = None
+    cg_extra: dict = field(default_factory=dict, hash=False)
+
+    def fixed_work(self, n: int, d: int, k: int) -> dict:
+        """The work without a time limit on ``n`` records in ``d`` columns at ``k``.
+
+        >>> AutoPlan().fixed_work(1080, 13, 3)
+        {'icsm': True, 'restarts': 100, 'bound': True}
+        >>> AutoPlan().fixed_work(30_000, 10, 5)
+        {'icsm': False, 'restarts': 0, 'bound': False}
+        >>> AutoPlan(restarts=5, bound=False).fixed_work(1080, 13, 3)
+        {'icsm': True, 'restarts': 5, 'bound': False}
+        """
+        icsm = self.icsm if self.icsm is not None else (n <= self.icsm_max_n and n >= 2 * k)
+        icsm = bool(icsm) and n >= 2 * k
+        restarts = 0
+        if icsm:  # a restart re-solves about 30 groups: on small data that is all of it
+            restarts = (self.restarts if self.restarts is not None
+                        else min(100 if k <= 5 else 50, max(5, n // (8 * k) * 3)))
+        bound = self.bound if self.bound is not None else n <= self.bound_max_n
+        return {"icsm": icsm, "restarts": int(restarts), "bound": bool(bound) and n >= 2 * k}
+
+    def region_groups(self, k: int) -> int:
+        """Groups in a region restart of the portfolio: 30 for k <= 3, else about
+        ``region_records / k``.
+
+        >>> [AutoPlan().region_groups(k) for k in (2, 3, 4, 5, 10)]
+        [30, 30, 25, 20, 10]
+        """
+        return 30 if k <= 3 else max(10, int(round(self.region_records / k)))
+
+    def chain_regions(self, k: int, elapsed: float, mode: str = "chains") -> dict:
+        """Region options of the ICSM restarts in a chain (or, ``mode="parts"``, a part)
+        after ``elapsed`` seconds of the run.
+
+        >>> plan = AutoPlan()
+        >>> plan.chain_regions(5, 10.0), plan.chain_regions(5, 61.0), plan.chain_regions(3, 300.0)
+        ({'region_groups': 20}, {'region_groups': 30, 'region_tour': True}, {'region_groups': 30})
+        >>> plan.chain_regions(3, 300.0, "parts"), plan.chain_regions(3, 30.0, "parts")
+        ({'region_groups': 30, 'region_tour': True}, {'region_groups': 30})
+        """
+        min_k = self.long_part_regions_min_k if mode == "parts" else 4
+        if k >= min_k and elapsed >= self.long_regions_after:
+            return {"region_groups": self.long_region_groups, "region_tour": True}
+        return {"region_groups": self.region_groups(k)}
+
+    def cut_options(self, remaining: float, k: int) -> dict:
+        """Subset-row cuts after a converged LP at ``k <= cut_max_k`` (column generation runs
+        them by default only as the method itself).
+
+        >>> AutoPlan().cut_options(540.0, 3)
+        {'cut_rounds': 50, 'cut_time': 90.0}
+        >>> AutoPlan().cut_options(10.0, 3)
+        {'cut_rounds': 50, 'cut_time': 2.0}
+        >>> AutoPlan().cut_options(540.0, 4)
+        {}
+        """
+        if k > self.cut_max_k:
+            return {}
+        return {"cut_rounds": self.cut_rounds, "cut_time": min(self.cut_seconds, self.cut_share * remaining)}
+
+    def cg_options(self, remaining: float, k: int) -> dict:
+        """Column generation's options when it takes a chain over: its MIP over the generated
+        groups may use a third of the time left (a fixed minute stops HiGHS at "feasible" on
+        the CASC sets), the master LP stays GLOP (warm re-solves), no ascent switch (it pays
+        at k = 10, beyond ``cg_max_k``), subset-row cuts at ``k <= cut_max_k``.
+
+        >>> sorted(AutoPlan().cg_options(540.0, 4).items())
+        [('ascent_switch', 1.0), ('integral_groups', True), ('mip_time', 180.0)]
+        """
+        return {"mip_time": max(60.0, remaining / 3.0), "ascent_switch": 1.0, "integral_groups": True,
+                **self.cut_options(remaining, k), **self.cg_extra}
+
+    def first_cg_options(self, remaining: float, k: int) -> dict:
+        """Column generation's options as a worker from the start (small data, 3+ cores)."""
+        return {**self.cut_options(remaining, k), **self.cg_extra}
+
+
+#: The default plan: what ``auto`` runs unless ``plan`` is given.
+DEFAULT_PLAN = AutoPlan()
+#: Above this many records ``auto`` without a time limit stops after MDAV + two-swap.
+ICSM_MAX_N = DEFAULT_PLAN.icsm_max_n
+#: The nearest-neighbour lower bound costs O(n^2 d) time (O(n k) memory); skipped above.
+BOUND_MAX_N = DEFAULT_PLAN.bound_max_n
+
+
+def _check_plan(plan: Any) -> AutoPlan:
+    """``plan`` as an :class:`AutoPlan`: None is the default plan, a dict gives its fields."""
+    if plan is None:
+        return DEFAULT_PLAN
+    if isinstance(plan, AutoPlan):
+        return plan
+    if isinstance(plan, dict):
+        names = {f.name for f in dataclasses.fields(AutoPlan)}
+        unknown = sorted(set(plan) - names)
+        if unknown:
+            raise InvalidInputError(f"`plan` has no field {unknown[0]!r}; its fields are: {', '.join(sorted(names))}.")
+        return AutoPlan(**plan)
+    raise InvalidTypeError(f"`plan` must be None, an AutoPlan or a dict of its fields; got {plan!r}.")
 
 
 def region_groups(k: int) -> int:
-    """Groups in a region restart of the portfolio: 30 for k <= 3, else about REGION_RECORDS / k.
+    """Groups in a region restart of the default plan (:meth:`AutoPlan.region_groups`).
 
     >>> [region_groups(k) for k in (2, 3, 4, 5, 10)]
     [30, 30, 25, 20, 10]
     """
-    return 30 if k <= 3 else max(10, int(round(REGION_RECORDS / k)))
+    return DEFAULT_PLAN.region_groups(k)
+
+
+def chain_regions(k: int, elapsed: float, mode: str = "chains") -> dict:
+    """Region options of the default plan's restarts (:meth:`AutoPlan.chain_regions`).
+
+    >>> chain_regions(5, 10.0), chain_regions(5, 61.0)
+    ({'region_groups': 20}, {'region_groups': 30, 'region_tour': True})
+    """
+    return DEFAULT_PLAN.chain_regions(k, elapsed, mode)
 
 
 def fixed_plan(n: int, d: int, k: int) -> dict:
-    """The work of ``auto`` without a time limit, from the problem's size only.
-
-    ICSM region restarts cost about the same whatever ``n`` is (a region is 30 groups), so
-    their number is fixed (100, or 50 for k > 5: a region holds 30 k records); on small
-    data, where a region is most of the data, there are fewer (about 3 n / (8 k), at least 5).
+    """The work of ``auto`` without a time limit in the default plan (:meth:`AutoPlan.fixed_work`).
 
     >>> fixed_plan(1080, 13, 3)
     {'icsm': True, 'restarts': 100, 'bound': True}
     >>> fixed_plan(30_000, 10, 5)
     {'icsm': False, 'restarts': 0, 'bound': False}
     """
-    icsm = n <= ICSM_MAX_N and n >= 2 * k
-    restarts = 0
-    if icsm:  # a restart re-solves about 30 groups: on small data that is all of it
-        restarts = min(100 if k <= 5 else 50, max(5, n // (8 * k) * 3))
-    return {"icsm": icsm, "restarts": restarts, "bound": n <= BOUND_MAX_N and n >= 2 * k}
+    return DEFAULT_PLAN.fixed_work(n, d, k)
 
 
 def neighbour_bound(Z: np.ndarray, k: int) -> float:
@@ -197,10 +310,17 @@ def neighbour_bound(Z: np.ndarray, k: int) -> float:
     return float(np.sum(nn_dual(dist, k)))
 
 
-def _improver(name: str):
-    from .. import _registry
+def _icsm(Z, labels, k, ctx, **options) -> Solution:
+    """ICSM's improvement core (imported when used: the registration order stays the same)."""
+    from ..local_search._icsm import _icsm_improver
 
-    return _registry.get_improvement(name).core
+    return _icsm_improver(Z, labels, k, ctx, **options)
+
+
+def _two_swap(Z, labels, k, ctx) -> Solution:
+    from ..local_search._two_swap import _two_swap_improver
+
+    return _two_swap_improver(Z, labels, k, ctx)
 
 
 def _baseline(Z, k, ctx) -> tuple[np.ndarray, np.ndarray, float]:
@@ -208,7 +328,7 @@ def _baseline(Z, k, ctx) -> tuple[np.ndarray, np.ndarray, float]:
     m = mdav_labels(Z, k)
     ctx.offer(m, sse(Z, m))
     ctx.report(stage="mdav", sse=sse(Z, m))
-    sol = _improver("two-swap")(Z, m, k, ctx.child(stage="two-swap"))
+    sol = _two_swap(Z, m, k, ctx.child(stage="two-swap"))
     base = np.asarray(sol.labels)
     base_sse = sse(Z, base)
     if base_sse > sse(Z, m):  # two-swap never raises the SSE; keep the guarantee anyway
@@ -231,36 +351,40 @@ class _Best:
         return False
 
 
-def _fixed(Z, k, ctx, info) -> Solution:
+def _fixed(Z, k, ctx, info, plan: AutoPlan) -> Solution:
     n, d = Z.shape
-    plan = fixed_plan(n, d, k)
-    info["plan"] = plan
+    work = plan.fixed_work(n, d, k)
+    info["plan"] = work
     timing = info["seconds"] = {}
     t = time.monotonic()
     m, base, base_sse = _baseline(Z, k, ctx)
     timing["mdav+two-swap"] = time.monotonic() - t
     info["baseline_sse"] = base_sse
     best = _Best(base, base_sse, "mdav+two-swap")
-    if plan["icsm"]:
+    if work["icsm"]:
         t = time.monotonic()
-        icsm = _improver("icsm")
-        sol = icsm(Z, m, k, ctx.child(stage="icsm"))
+        sol = _icsm(Z, m, k, ctx.child(stage="icsm"))
         best.offer(sol.labels, sse(Z, sol.labels), "icsm")
         timing["icsm"] = time.monotonic() - t
-        if plan["restarts"]:
+        if work["restarts"]:
             t = time.monotonic()
-            sol = icsm(Z, best.labels, k, ctx.child(stage="icsm-restarts"), max_restarts=plan["restarts"])
-            best.offer(sol.labels, sse(Z, sol.labels), f"icsm-restarts ({plan['restarts']})")
+            sol = _icsm(Z, best.labels, k, ctx.child(stage="icsm-restarts"), max_restarts=work["restarts"])
+            best.offer(sol.labels, sse(Z, sol.labels), f"icsm-restarts ({work['restarts']})")
             timing["icsm-restarts"] = time.monotonic() - t
         ctx.offer(best.labels, best.sse)
     lower = None
-    if plan["bound"]:
+    if work["bound"]:
         t = time.monotonic()
         lower = neighbour_bound(Z, k)
         timing["bound"] = time.monotonic() - t
         info["bound_from"] = "nearest-neighbour bound"
     info["winner"] = best.who
-    steps = "MDAV+two-swap" + (f", ICSM, {plan['restarts']} restarts" if plan["icsm"] else f" only (n > {ICSM_MAX_N})")
+    if work["icsm"]:
+        steps = f"MDAV+two-swap, ICSM, {work['restarts']} restarts"
+    elif n < 2 * k or n <= plan.icsm_max_n:
+        steps = "MDAV+two-swap only"
+    else:
+        steps = f"MDAV+two-swap only (n > {plan.icsm_max_n})"
     message = f"auto (no time limit: fixed work for n={n}, d={d}, k={k}): {steps}; best: {best.who}"
     return Solution(labels=best.labels, status="done", message=message, lower_bound=lower, info=info)
 
@@ -268,11 +392,6 @@ def _fixed(Z, k, ctx, info) -> Solution:
 # ---------------------------------------------------------------------------
 # The portfolio (time limit)
 # ---------------------------------------------------------------------------
-#: After a Ctrl-C the workers' answers are awaited this long at most (issue 19: the whole
-#: run must end within 5 s of the signal).
-INTERRUPT_WAIT = 1.5
-
-
 class _StopFile:
     """A file whose existence tells the workers to stop now (Ctrl-C in this process).
 
@@ -317,12 +436,13 @@ def _watch(path: str, deadline) -> None:
     threading.Thread(target=poll, name="pysdcmicro-auto-stop", daemon=True).start()
 
 
-def _dives(Z: np.ndarray, k: int, labels: np.ndarray, integral: list, ctx: Context) -> tuple[np.ndarray, dict]:
-    """LP-guided dives from ``labels`` until ``ctx``'s deadline.
+def _dives(Z: np.ndarray, k: int, labels: np.ndarray, integral: list, ctx: Context,
+           plan: AutoPlan = DEFAULT_PLAN) -> tuple[np.ndarray, dict]:
+    """LP-guided dives from ``labels`` until ``ctx``'s deadline (or ``plan.max_dives``).
 
     ``integral``: the groups at value 1 in column generation's converged master LP. A dive
-    fixes a share (``DIVE_SHARES``) of the incumbent's groups that are among them, chosen at
-    random, and solves the records left, a microaggregation problem of their own, by column
+    fixes a share (``plan.dive_shares``) of the incumbent's groups that are among them, chosen
+    at random, and solves the records left, a microaggregation problem of their own, by column
     generation + MIP seeded with the incumbent's other groups (its LP, unlike the whole
     problem's, has only those records to cover, so it prices new groups for them); the union
     replaces the incumbent when it is better. O(n) memory besides column generation's."""
@@ -334,10 +454,12 @@ def _dives(Z: np.ndarray, k: int, labels: np.ndarray, integral: list, ctx: Conte
     best_sse = sse(Z, best)
     n = Z.shape[0]
     stats = {"dives": 0, "improving_dives": 0, "dive_residual_sizes": []}
-    while not ctx.expired() and ctx.remaining() >= DIVE_MIN_SECONDS:
+    while not ctx.expired() and ctx.remaining() >= plan.dive_min_seconds:
+        if plan.max_dives is not None and stats["dives"] >= plan.max_dives:
+            break
         groups = groups_from_labels(best)
         fixable = [g for g in groups if np.sort(g).tobytes() in keys]
-        share = DIVE_SHARES[stats["dives"] % len(DIVE_SHARES)]
+        share = plan.dive_shares[stats["dives"] % len(plan.dive_shares)]
         count = min(int(share * len(fixable)), len(groups) - 2)  # two groups at least stay free
         if count < 1:
             break
@@ -345,7 +467,7 @@ def _dives(Z: np.ndarray, k: int, labels: np.ndarray, integral: list, ctx: Conte
         for i in ctx.rng.permutation(len(fixable))[:count]:
             fixed[fixable[i]] = True
         rest = np.flatnonzero(~fixed)
-        seconds = min(DIVE_SECONDS, ctx.remaining())
+        seconds = min(plan.dive_seconds, ctx.remaining())
         sub = solve_column_generation(np.ascontiguousarray(Z[rest]), k, ctx.child(seconds=seconds),
                                       seeds=[np.asarray(canonical_labels(best[rest]))], mip_time=seconds / 2)
         new = best.copy()
@@ -360,6 +482,30 @@ def _dives(Z: np.ndarray, k: int, labels: np.ndarray, integral: list, ctx: Conte
     return best, stats
 
 
+_CG_KEYS = ("iterations", "converged", "columns", "cg_seconds", "bound_source", "lp_value", "mip_status",
+            "found_by", "integral_groups")
+
+
+def _column_generation_component(Z, k, labels, ctx, options: dict) -> tuple[Solution, dict]:
+    """The column-generation worker: its answer, and what the report shows of it."""
+    from ._column_generation import solve_column_generation
+
+    seeds = [labels] if labels is not None else None
+    if options.get("cut_rounds"):
+        _warm_cut_kernel(ctx.deadline)
+    sol = solve_column_generation(Z, k, ctx, seeds=seeds, **options)
+    extra = {key: sol.info.get(key) for key in _CG_KEYS if key in sol.info}
+    cuts = sol.info.get("subset_row_cuts")
+    if cuts is not None:  # the cut phase ran: its bound and what it cost (the report's summary)
+        phase = [row for row in sol.info.get("phases", []) if row[0] == "subset-row cuts"]
+        extra["subset_row_cuts"] = {
+            "bound_before": cuts.get("bound_before"), "bound_after": cuts.get("bound_after"),
+            "lp_value_with_cuts": cuts.get("lp_value"), "rounds": len(cuts.get("rounds") or []),
+            "cuts": cuts.get("cuts"), "columns": cuts.get("columns"),
+            "seconds": round(phase[-1][2] - phase[-1][1], 3) if phase else None, "stopped": cuts.get("stopped")}
+    return sol, extra
+
+
 def _component(name: str, Z: np.ndarray, k: int, labels: np.ndarray | None, seed: int, end_wall: float,
                stop_path: str | None = None, options: dict | None = None) -> dict:
     """One portfolio component, run in a worker process until ``end_wall`` (``time.time()``),
@@ -368,38 +514,23 @@ def _component(name: str, Z: np.ndarray, k: int, labels: np.ndarray | None, seed
     ctx = Context(seed, max(0.01, end_wall - time.time()))
     if stop_path is not None:
         _watch(stop_path, ctx.deadline)
+    options = options or {}
     lower = None
     extra: dict = {}
     if name == "icsm-restarts":
-        regions = (options or {}).get("regions") or {"region_groups": region_groups(k)}
-        sol = _improver("icsm")(Z, labels, k, ctx, max_restarts=None, **regions)
+        regions = options.get("regions") or {"region_groups": region_groups(k)}
+        sol = _icsm(Z, labels, k, ctx, max_restarts=options.get("max_restarts"), **regions)
         extra = {key: sol.info.get(key) for key in ("restarts", "improving_restarts")}
     elif name == "column-generation":
-        from ._column_generation import solve_column_generation
-
-        seeds = [labels] if labels is not None else None
-        if (options or {}).get("cut_rounds"):
-            _warm_cut_kernel(ctx.deadline)
-        sol = solve_column_generation(Z, k, ctx, seeds=seeds, **(options or {}))
+        sol, extra = _column_generation_component(Z, k, labels, ctx, options)
         lower = sol.lower_bound
-        extra = {key: sol.info.get(key) for key in ("iterations", "converged", "columns", "cg_seconds", "bound_source",
-                                                    "lp_value", "mip_status", "found_by", "integral_groups")
-                 if key in sol.info}
-        cuts = sol.info.get("subset_row_cuts")
-        if cuts is not None:  # the cut phase ran: its bound and what it cost (the report's summary)
-            phase = [row for row in sol.info.get("phases", []) if row[0] == "subset-row cuts"]
-            extra["subset_row_cuts"] = {
-                "bound_before": cuts.get("bound_before"), "bound_after": cuts.get("bound_after"),
-                "lp_value_with_cuts": cuts.get("lp_value"), "rounds": len(cuts.get("rounds") or []),
-                "cuts": cuts.get("cuts"), "columns": cuts.get("columns"),
-                "seconds": round(phase[-1][2] - phase[-1][1], 3) if phase else None, "stopped": cuts.get("stopped")}
     elif name == "dives":
-        best, extra = _dives(Z, k, labels, (options or {}).get("integral", []), ctx)
+        best, extra = _dives(Z, k, labels, options.get("integral", []), ctx, options.get("plan", DEFAULT_PLAN))
         sol = Solution(labels=best, status="limit")
     elif name == "decomposition":
-        from .. import _registry
+        from ._decomposition import _decomposition_solver
 
-        sol = _registry.get_method("decomposition").core(Z, k, ctx, local_search="icsm-restarts", processes=1)
+        sol = _decomposition_solver(Z, k, ctx, local_search="icsm-restarts", processes=1)
     else:  # pragma: no cover - names come from this module
         raise ValueError(name)
     out = np.asarray(sol.labels, dtype=np.int64)
@@ -411,13 +542,12 @@ def _pool(workers: int):
     import multiprocessing
     from concurrent.futures import ProcessPoolExecutor
 
-    from ..large._executors import _worker_environment, _worker_init
+    from ..large._executors import _worker_init
 
     # the workers ignore SIGINT (Ctrl-C reaches the whole process group): this process stops
     # them and keeps the incumbent, and no worker prints a KeyboardInterrupt traceback
-    with _worker_environment():
-        return ProcessPoolExecutor(max_workers=workers, mp_context=multiprocessing.get_context("spawn"),
-                                   initializer=_worker_init)
+    return ProcessPoolExecutor(max_workers=workers, mp_context=multiprocessing.get_context("spawn"),
+                               initializer=_worker_init)
 
 
 def _stop_pool(pool, hard: bool) -> None:
@@ -434,323 +564,477 @@ def _warm() -> int:
     return os.getpid()
 
 
-class _sigint_blocked:
-    """Block SIGINT in this thread while the worker processes are spawned (the pool starts
-    them at these submits): a spawned process inherits the signal mask, so a Ctrl-C, which
-    reaches the whole process group, never interrupts a worker still importing numpy (its
-    initializer, which ignores SIGINT, runs only after the imports: the traceback of each
-    such worker was printed). In this process a Ctrl-C sent meanwhile is delivered when the
-    mask is restored (or at once by another thread); nothing is lost."""
+@dataclass
+class _ColumnGeneration:
+    """Column generation in a chains run on a long budget, a small state machine:
+    ``off``; ``planned`` -> ``running`` (it took a worker's chain over) -> ``done`` ->
+    ``diving`` (rounds of dives from its converged LP) -> ``done`` -> ...; a worker that
+    cannot take it turns ``planned`` into ``off``."""
 
-    def __enter__(self):
-        import signal
+    state: str = "off"
+    at: float = 0.0  # planned: the run's second from which it takes a chain over
+    future: Any = None
+    integral: list | None = None  # the LP-integral groups of a converged run (for the dives)
 
-        self.old = None
+    @property
+    def busy(self) -> bool:
+        """Whether it holds a worker now."""
+        return self.state in ("running", "diving")
+
+    @property
+    def name(self) -> str:
+        return "column-generation" if self.state == "running" else "dives"
+
+
+class _Portfolio:
+    """One time-limited run of ``auto``: :meth:`run` calls one method per phase.
+
+    Worker processes start first (while this process computes the baseline), then the
+    long-running components, the bound, one ICSM run when alone, and the restarts in epochs
+    (:meth:`_epoch`); parts get a final pass over their borders, and the long-running
+    components' answers are taken at the deadline."""
+
+    def __init__(self, Z: np.ndarray, k: int, ctx: Context, info: dict, processes: int, plan: AutoPlan):
+        from ..large._executors import available_cores
+
+        self.Z, self.k, self.ctx, self.info, self.plan = Z, k, ctx, info, plan
+        self.n, self.d = Z.shape
+        self.cores = processes or available_cores()
+        self.limit = ctx.remaining()
+        self.end_wall = time.time() + self.limit  # the workers' common deadline (wall clock: shared by processes)
+        self.margin = min(1.0, 0.02 * self.limit)  # for handing the answers back
+        self.timing = info["seconds"] = {}
+        self.components: list[dict] = []
+        info["components"] = self.components
+        self.futures: list = []  # (future, name) of the long-running components
+        self.chain_futures: list = []  # the chains of the epoch running (all the data: usable after a Ctrl-C)
+        self.lower: float | None = None
+        self.answered = 0  # worker answers taken
+        self.failure: str | None = None  # why the last worker that failed did
+        self.cg = _ColumnGeneration()
+        self.mode, self.parts_n = "alone", 1
+        self.pool = self.stopper = self.blas = None
+
+    # -- phases ---------------------------------------------------------------
+    def run(self) -> Solution:
+        self._started = time.monotonic()
+        self._plan_workers()
         try:
-            self.old = signal.pthread_sigmask(signal.SIG_BLOCK, {signal.SIGINT})
-        except (AttributeError, ValueError, OSError):  # pragma: no cover  (no POSIX signal masks)
-            pass
+            self._start_workers()
+            self._baseline()
+            self._start_long_components()
+            self._bound()
+            self._choose_mode()
+            self._first_icsm()
+            self._plan_column_generation()
+            self._restarts()
+            self._polish()
+            self._collect_long_components()
+        except KeyboardInterrupt:
+            self._interrupted()
+            raise
+        finally:
+            self._close()
+        self.info["winner"] = self.best.who
+        return self._solution()
 
-    def __exit__(self, *exc):
-        import signal
+    def _plan_workers(self) -> None:
+        """The worker processes and their components: column generation on small problems (or
+        from 3 cores), the decomposition heuristic from 4 cores; the others share the restarts."""
+        from ..large._executors import blas_threads
 
-        if self.old is not None:
-            signal.pthread_sigmask(signal.SIG_SETMASK, self.old)
+        plan, n = self.plan, self.n
+        self.workers = max(0, self.cores - 1) if self.limit >= plan.min_worker_limit else 0
+        self.pool = _pool(self.workers) if self.workers else None
+        self.long_plan: list[str] = []
+        if self.workers >= 1 and (n <= plan.colgen_small_n or self.workers >= 2):
+            self.long_plan.append("column-generation")
+        if self.workers >= 3:
+            self.long_plan.append("decomposition")
+        self.split_workers = self.workers - len(self.long_plan)
+        self.info["plan"] = {"cores": self.cores,
+                             "workers": self.long_plan + ["icsm-restarts on a part"] * self.split_workers}
+        self.stopper = _StopFile() if self.pool is not None else None
+        self.stop_path = self.stopper.path if self.stopper is not None else None
+        # with workers on the other cores this process's BLAS runs on one thread (OpenBLAS's
+        # idle threads busy-wait and would take a worker's core)
+        self.blas = blas_threads(1) if self.pool is not None else None
+        if self.blas is not None:
+            self.blas.__enter__()
 
+    def _workers_failed(self, exc: BaseException) -> None:
+        self.info["workers_failed"] = f"{type(exc).__name__}: {exc}"
 
-def _portfolio(Z, k, ctx, info, processes: int) -> Solution:
-    from ..large._executors import available_cores, blas_threads
-    from .._partition import canonical_labels
-    from ._decomposition import split_along_groups
+    def _start_workers(self) -> None:
+        """Start the workers (a fresh interpreter each) while this process works."""
+        from ..large._executors import _worker_environment, start_workers
 
-    n, d = Z.shape
-    cores = processes or available_cores()
-    limit = ctx.remaining()
-    end_wall = time.time() + limit  # the workers' common deadline (wall clock: shared by processes)
-    margin = min(1.0, 0.02 * limit)  # for handing the answers back
-    timing = info["seconds"] = {}
-    components: list[dict] = []
-    info["components"] = components
-    t = time.monotonic()
-    workers = max(0, cores - 1) if limit >= MIN_WORKER_LIMIT else 0
-    pool = _pool(workers) if workers else None
-    # The workers' components: column generation on small problems (or from 3 cores), the
-    # decomposition heuristic from 4 cores; every other worker shares ICSM's restarts.
-    long_plan: list[str] = []
-    if workers >= 1 and (n <= COLGEN_SMALL_N or workers >= 2):
-        long_plan.append("column-generation")
-    if workers >= 3:
-        long_plan.append("decomposition")
-    split_workers = workers - len(long_plan)
-    info["plan"] = {"cores": cores, "workers": long_plan + ["icsm-restarts on a part"] * split_workers}
-    futures: list = []
-    chain_futures: list = []
-    stopper = _StopFile() if pool is not None else None
-    stop_path = stopper.path if stopper is not None else None
-    # With workers on the other cores, this process's BLAS runs on one thread: OpenBLAS's
-    # idle threads busy-wait, and the chain's Tour2Assignment restarts took the column-
-    # generation worker's core (blas_threads).
-    blas = blas_threads(1) if pool is not None else None
-    if blas is not None:
-        blas.__enter__()
-    try:
-        if pool is not None:  # start the workers (a fresh interpreter each) while this one works
+        if self.pool is None:
+            return
+        try:  # they start now, with one BLAS thread each, and never import the calling script
+            with _worker_environment():
+                start_workers(self.pool, self.workers, _warm)
+        except Exception as exc:  # workers cannot start: go on alone
+            self._workers_failed(exc)
+            _stop_pool(self.pool, hard=True)
+            self.pool, self.split_workers, self.long_plan = None, 0, []
+
+    def _baseline(self) -> None:
+        self.m, self.base, base_sse = _baseline(self.Z, self.k, self.ctx)
+        self.timing["mdav+two-swap"] = time.monotonic() - self._started
+        self.info["baseline_sse"] = base_sse
+        self.best = _Best(self.base, base_sse, "mdav+two-swap")
+
+    def _submit(self, name: str, labels, end_wall: float, options: dict | None):
+        return self.pool.submit(_component, name, self.Z, self.k, labels, self.ctx.seed(), end_wall,
+                                self.stop_path, options)
+
+    def _start_long_components(self) -> None:
+        """They start from the shared incumbent and run to the deadline."""
+        if self.pool is None:
+            return
+        for name in self.long_plan:
+            options = self.plan.first_cg_options(self.ctx.remaining(), self.k) if name == "column-generation" else None
             try:
-                with _sigint_blocked():
-                    for _ in range(workers):
-                        pool.submit(_warm)
-            except Exception as exc:  # workers cannot start (e.g. no __main__ guard): go on alone
-                info["workers_failed"] = f"{type(exc).__name__}: {exc}"
-                _stop_pool(pool, hard=True)
-                pool, split_workers, long_plan = None, 0, []
-        m, base, base_sse = _baseline(Z, k, ctx)
-        timing["mdav+two-swap"] = time.monotonic() - t
-        info["baseline_sse"] = base_sse
-        best = _Best(base, base_sse, "mdav+two-swap")
-        if pool is not None:
-            for name in long_plan:  # they start from the shared incumbent and run to the deadline
-                options = _cut_options(ctx.remaining(), k) if name == "column-generation" else None
-                futures.append((pool.submit(_component, name, Z, k, best.labels, ctx.seed(), end_wall - margin,
-                                            stop_path, options), name))
-        lower = None
-        # the neighbour bound costs O(n^2 d): at once on small data, else only with time to spare
-        if n <= BOUND_MAX_N and not ctx.expired() and (n * n * d <= 2e7 or limit >= 30):
-            t = time.monotonic()
-            lower = neighbour_bound(Z, k)
-            timing["bound"] = time.monotonic() - t
-            info["bound_from"] = "nearest-neighbour bound"
-        icsm = _improver("icsm")
-        # How the restarts use the cores. "chains" (n <= CHAINS_MAX_N): every process runs its
-        # own chain of restarts on all the data (this one from MDAV, the workers from MDAV +
-        # two-swap, each with its own seed); at the end of each epoch (EPOCH_SECONDS) the best
-        # partition of all becomes every chain's start. "parts" (larger n): the best partition
-        # is cut into parts of whole groups (along a path over the group centroids, from
-        # another group each epoch), each part gets restarts in its own process, and the union
-        # (a k-partition whose SSE is the sum of the parts') replaces the incumbent when better;
-        # a last ICSM pass repairs the borders. Either way every core starts at once (the
-        # first ICSM run is each chain's or part's own), so no core waits for a serial step.
-        # Alone: one ICSM run from MDAV, then restarts on all the data.
-        if split_workers and n <= CHAINS_MAX_N:
-            mode, parts_n = "chains", 1
-        elif split_workers and n >= 4 * k * (1 + split_workers) * 10:
-            mode, parts_n = "parts", 1 + split_workers
-        else:
-            mode, parts_n = "alone", 1
-        info["plan"]["restarts"] = mode
-        if mode == "chains":
-            info["plan"]["workers"] = long_plan + ["icsm-restarts chain on all the data"] * split_workers
-        if mode in ("chains", "parts") and chain_regions(k, limit, mode) != chain_regions(k, 0.0, mode):
-            info["plan"]["regions"] = (f"{region_groups(k)} groups, then ICSM's {LONG_REGION_GROUPS} with "
-                                       f"Tour2Assignment from the first epoch that starts after "
-                                       f"{LONG_REGIONS_AFTER:g} s" + (f" (epochs of {EPOCH_SECONDS:g} s)" if mode == "chains"
-                                                                   else f" ({EPOCHS} epochs in all)"))
-        # 1. (alone) one ICSM run from MDAV (a local optimum for the restarts to start from)
-        t = time.monotonic()
-        if mode == "alone" and not ctx.expired():
-            sol = icsm(Z, m, k, ctx.child(seconds=max(0.01, ctx.remaining() - margin), stage="icsm"))
-            value = sse(Z, sol.labels)
-            components.append({"name": "icsm", "where": "this process", "from": "mdav", "sse": value,
-                               "seconds": time.monotonic() - t, "status": sol.status})
-            if best.offer(sol.labels, value, "icsm"):
-                ctx.offer(best.labels, best.sse)
-            timing["icsm"] = time.monotonic() - t
-        # column generation takes a worker's chain over on long budgets (CG_* above)
-        cg = {"state": "off"}
-        if mode == "chains" and not long_plan and limit >= CG_MIN_LIMIT and n <= CG_MAX_N and k <= CG_MAX_K:
-            cg = {"state": "planned", "at": min(CG_SWITCH_SECONDS, 0.25 * limit)}
-            info["plan"]["column_generation"] = (f"takes a worker's chain over after {cg['at']:g} s, seeded with the "
-                                                 "best partition; when it is done that worker dives from its "
-                                                 "converged LP (or runs a chain again)" +
-                                                 (f"; at k <= {CUT_MAX_K} subset-row cuts after its LP for at "
-                                                  f"most {CUT_SECONDS:g} s, for the bound" if k <= CUT_MAX_K else ""))
-        # 2. restarts until the deadline, in epochs
-        if mode == "chains":
-            epochs = max(1, int((ctx.remaining() - margin) // EPOCH_SECONDS))
-        elif mode == "parts":
-            epochs = EPOCHS if ctx.remaining() >= 20 else 1
-        else:
-            epochs = 1
-        t = time.monotonic()
-        for epoch in range(epochs):
-            if ctx.expired():
+                self.futures.append((self._submit(name, self.best.labels, self.end_wall - self.margin, options), name))
+            except Exception as exc:  # the workers are gone: the restarts go on in this process
+                self._workers_failed(exc)
                 break
-            rem = ctx.remaining() - margin
-            span = rem / (epochs - epoch) if epoch < epochs - 1 else rem
-            epoch_end = time.time() + span
-            # the first epoch starts from MDAV's groups (each chain or part runs ICSM first)
-            source = m if (epoch == 0 and mode != "alone") else best.labels
-            if mode == "parts":
-                start = None if epoch == 0 else int(ctx.rng.integers(1 << 30))
-                parts = split_along_groups(Z, source, parts_n, "path", start=start)
-                tasks = [(rows, canonical_labels(source[rows])) for rows in parts]
-            elif mode == "chains":  # the workers' chains start from MDAV + two-swap in the first epoch
-                everything = np.arange(n)
-                free = split_workers
-                if cg["state"] in ("running", "diving") and cg["future"].done():  # the worker is free again
-                    done_name = "column-generation" if cg["state"] == "running" else "dives"
-                    cg["state"] = "done"
-                    futures.remove((cg["future"], done_name))
-                    res = _collect(cg["future"], done_name, best, components, ctx, time.monotonic() + 1.0, stopper)
-                    if res is not None and done_name == "column-generation":
-                        cg["integral"] = res.pop("integral_groups", None)
-                    if res is not None and res.get("lower_bound") is not None and \
-                            (lower is None or float(res["lower_bound"]) > lower):
-                        lower = float(res["lower_bound"])
-                        info["bound_from"] = _bound_argument(res)
-                    # a converged LP: the worker dives from the best partition, in rounds
-                    # (DIVE_ROUND_SECONDS) so that the best is exchanged, instead of its chain
-                    if cg.get("integral") and end_wall - margin - time.time() >= DIVE_MIN_SECONDS + 5.0:
-                        dive_end = min(end_wall - margin, epoch_end + EPOCH_SECONDS *
-                                       max(0, round(DIVE_ROUND_SECONDS / EPOCH_SECONDS) - 1))
-                        try:
-                            cg["future"] = pool.submit(_component, "dives", Z, k, best.labels, ctx.seed(), dive_end,
-                                                       stop_path, {"integral": cg["integral"]})
-                            cg["state"] = "diving"
-                            futures.append((cg["future"], "dives"))
-                            info["seconds"].setdefault("dives started at", round(ctx.elapsed(), 3))
-                        except Exception as exc:  # the workers are gone: the loop below goes on alone
-                            info["workers_failed"] = f"{type(exc).__name__}: {exc}"
-                if cg["state"] == "planned" and ctx.elapsed() >= cg["at"] and ctx.remaining() >= CG_MIN_LEFT:
-                    try:
-                        cg["future"] = pool.submit(_component, "column-generation", Z, k, best.labels, ctx.seed(),
-                                                   end_wall - margin, stop_path, _cg_options(ctx.remaining(), k))
-                        cg["state"] = "running"
-                        cg["started"] = ctx.elapsed()
-                        info["seconds"]["column-generation started at"] = round(cg["started"], 3)
-                        futures.append((cg["future"], "column-generation"))
-                    except Exception as exc:  # the workers are gone: the loop below goes on alone
-                        info["workers_failed"] = f"{type(exc).__name__}: {exc}"
-                        cg["state"] = "off"
-                if cg["state"] in ("running", "diving"):
-                    free -= 1
-                tasks = [(everything, source)] + [(everything, base if epoch == 0 else best.labels)] * free
-            else:
-                tasks = [(np.arange(n), source)]
-            part_futures = []
-            regions = (chain_regions(k, ctx.elapsed(), mode) if mode in ("chains", "parts")
-                       else {"region_groups": region_groups(k)})
-            chain_futures = part_futures if mode == "chains" else []  # all the data: usable after a Ctrl-C
-            try:
-                for rows, start_labels in tasks[1:]:
-                    Zp = Z if rows.size == n else np.ascontiguousarray(Z[rows])
-                    f = pool.submit(_component, "icsm-restarts", Zp, k, start_labels, ctx.seed(), epoch_end,
-                                    stop_path, {"regions": regions})
-                    part_futures.append((f, rows, start_labels))
-            except Exception as exc:  # the workers are gone: this process takes all the data
-                info["workers_failed"] = f"{type(exc).__name__}: {exc}"
-                mode, parts_n, part_futures = "alone", 1, []
-                tasks = [(np.arange(n), best.labels if epoch else source)]
-            rows0, labels0 = tasks[0]
-            Z0 = Z if rows0.size == n else np.ascontiguousarray(Z[rows0])
-            if mode != "parts":  # all the data: its improvements are the run's incumbent at once
-                sub = ctx.child(seconds=max(0.01, span),
-                                stage="icsm-restarts" if mode == "alone" else "icsm-restarts (chain 1)")
-            else:  # its own incumbent (a part's labels must never become the whole data's)
-                sub = Context(ctx.rng, _deadline=ctx.deadline.child(seconds=max(0.01, span)),
-                              stage=f"icsm-restarts ({'chain' if mode == 'chains' else 'part'} 1)")
-            sol = icsm(Z0, labels0, k, sub, max_restarts=None, **regions)
-            entry = {"name": "icsm-restarts", "mode": mode, "epoch": epoch + 1, "processes": len(tasks),
-                     "regions": dict(regions),
-                     "restarts": [sol.info.get("restarts")], "seconds": time.monotonic() - t}
-            if mode == "chains":
-                value = sse(Z, sol.labels)
-                entry["sse"] = [value]
-                if best.offer(sol.labels, value, "icsm-restarts (chain in this process)"):
-                    ctx.offer(best.labels, best.sse)
-            union = np.empty(n, dtype=np.int64)
-            union[rows0] = sol.labels
-            offset = int(np.max(sol.labels)) + 1
-            missing = 0
-            until = time.monotonic() + max(0.0, epoch_end - time.time()) + min(2.0, 0.04 * limit)
-            for f, rows, start_labels in part_futures:
-                res = _collect(f, "icsm-restarts", None, None, ctx, until, stopper)
-                if res is None:  # no answer in time: the part keeps its starting groups
-                    missing += 1
-                    part_labels = np.asarray(canonical_labels(start_labels))
-                else:
-                    part_labels = res["labels"]
-                    entry["restarts"].append(res.get("restarts"))
-                if mode == "chains":
-                    if res is not None:
-                        entry["sse"].append(res["sse"])
-                        if best.offer(part_labels, res["sse"], "icsm-restarts (chain in a worker)"):
-                            ctx.offer(best.labels, best.sse)
-                    continue
-                union[rows] = part_labels + offset
-                offset += int(part_labels.max()) + 1
-            if mode == "parts":
-                value = sse(Z, union)
-                entry["sse"] = value
-                entry["sizes"] = [int(r.size) for r, _ in tasks]
-                if best.offer(union, value, f"icsm-restarts on {len(tasks)} parts"):
-                    ctx.offer(best.labels, best.sse)
-            elif mode == "alone":
-                value = sse(Z, sol.labels)
-                entry["sse"] = value
-                if best.offer(sol.labels, value, "icsm-restarts"):
-                    ctx.offer(best.labels, best.sse)
-            if missing:
-                entry["status"] = f"{missing} worker{'s' if missing > 1 else ''} had no answer in time"
-            components.append(entry)
-            ctx.report(stage=f"restarts, epoch {epoch + 1}", sse=best.sse, lower_bound=lower)
-        timing["icsm-restarts"] = time.monotonic() - t
-        # 3. the parts' borders: one ICSM pass on all the data with what is left
-        if mode == "parts" and not ctx.expired():
+
+    def _bound(self) -> None:
+        """The neighbour bound costs O(n^2 d): at once on small data, else only with time to spare."""
+        n, d = self.n, self.d
+        if n <= self.plan.bound_max_n and not self.ctx.expired() and (n * n * d <= 2e7 or self.limit >= 30):
             t = time.monotonic()
-            sol = icsm(Z, best.labels, k, ctx.child(seconds=max(0.01, ctx.remaining() - margin), stage="polish"))
+            self.lower = neighbour_bound(self.Z, self.k)
+            self.timing["bound"] = time.monotonic() - t
+            self.info["bound_from"] = "nearest-neighbour bound"
+
+    def _choose_mode(self) -> None:
+        """How the restarts use the cores: "chains" (every process runs its own chain of
+        restarts on all the data and the best partition of all becomes every chain's start at
+        the end of each epoch), "parts" (the best partition is cut into parts of whole groups,
+        one per process, the union replaces it when better) or "alone". Either way every core
+        starts at once (the first ICSM run is each chain's or part's own)."""
+        plan, n, k, split = self.plan, self.n, self.k, self.split_workers
+        if split and n <= plan.chains_max_n:
+            self.mode, self.parts_n = "chains", 1
+        elif split and n >= 4 * k * (1 + split) * 10:
+            self.mode, self.parts_n = "parts", 1 + split
+        else:
+            self.mode, self.parts_n = "alone", 1
+        info_plan = self.info["plan"]
+        info_plan["restarts"] = self.mode
+        if self.mode == "chains":
+            info_plan["workers"] = self.long_plan + ["icsm-restarts chain on all the data"] * split
+        if self.mode in ("chains", "parts") and \
+                plan.chain_regions(k, self.limit, self.mode) != plan.chain_regions(k, 0.0, self.mode):
+            info_plan["regions"] = (f"{plan.region_groups(k)} groups, then ICSM's {plan.long_region_groups} with "
+                                    f"Tour2Assignment from the first epoch that starts after "
+                                    f"{plan.long_regions_after:g} s" +
+                                    (f" (epochs of {plan.epoch_seconds:g} s)" if self.mode == "chains"
+                                     else f" ({plan.part_epochs} epochs in all)"))
+
+    def _offer(self, labels, value, who) -> None:
+        if self.best.offer(labels, value, who):
+            self.ctx.offer(self.best.labels, self.best.sse)
+
+    def _first_icsm(self) -> None:
+        """Alone: one ICSM run from MDAV (a local optimum for the restarts to start from)."""
+        if self.mode != "alone" or self.ctx.expired():
+            return
+        t = time.monotonic()
+        ctx = self.ctx
+        sol = _icsm(self.Z, self.m, self.k, ctx.child(seconds=max(0.01, ctx.remaining() - self.margin), stage="icsm"))
+        value = sse(self.Z, sol.labels)
+        self.components.append({"name": "icsm", "where": "this process", "from": "mdav", "sse": value,
+                                "seconds": time.monotonic() - t, "status": sol.status})
+        self._offer(sol.labels, value, "icsm")
+        self.timing["icsm"] = time.monotonic() - t
+
+    def _plan_column_generation(self) -> None:
+        """Long budgets with chains: column generation takes a worker's chain over."""
+        plan, k = self.plan, self.k
+        if not (self.mode == "chains" and not self.long_plan and self.limit >= plan.cg_min_limit
+                and self.n <= plan.cg_max_n and k <= plan.cg_max_k):
+            return
+        self.cg = _ColumnGeneration("planned", at=min(plan.cg_switch_seconds, 0.25 * self.limit))
+        when = (f"at epoch {plan.cg_switch_epoch + 1}" if plan.cg_switch_epoch is not None
+                else f"after {self.cg.at:g} s")
+        self.info["plan"]["column_generation"] = (
+            f"takes a worker's chain over {when}, seeded with the best partition; when it is done that "
+            "worker dives from its converged LP (or runs a chain again)" +
+            (f"; at k <= {plan.cut_max_k} subset-row cuts after its LP for at most {plan.cut_seconds:g} s, "
+             "for the bound" if k <= plan.cut_max_k else ""))
+
+    def _epochs(self) -> int:
+        if self.mode == "chains":
+            if self.plan.chain_epochs is not None:
+                return self.plan.chain_epochs
+            return max(1, int((self.ctx.remaining() - self.margin) // self.plan.epoch_seconds))
+        if self.mode == "parts":
+            return self.plan.part_epochs if self.ctx.remaining() >= 20 else 1
+        return 1
+
+    def _restarts(self) -> None:
+        """Restarts until the deadline, in epochs."""
+        epochs = self._epochs()
+        self._restarts_started = time.monotonic()
+        for epoch in range(epochs):
+            if self.ctx.expired():
+                break
+            self._epoch(epoch, epochs)
+        self.timing["icsm-restarts"] = time.monotonic() - self._restarts_started
+
+    # -- one epoch --------------------------------------------------------------
+    def _epoch(self, epoch: int, epochs: int) -> None:
+        """Restarts of one epoch: this process's task, the workers' tasks, their answers."""
+        ctx, n = self.ctx, self.n
+        rem = ctx.remaining() - self.margin
+        span = rem / (epochs - epoch) if epoch < epochs - 1 else rem
+        epoch_end = time.time() + span
+        # the first epoch starts from MDAV's groups (each chain or part runs ICSM first)
+        source = self.m if (epoch == 0 and self.mode != "alone") else self.best.labels
+        if self.mode == "parts":
+            tasks = self._part_tasks(epoch, source)
+        elif self.mode == "chains":
+            tasks = self._chain_tasks(epoch, source, epoch_end)
+        else:
+            tasks = [(np.arange(n), source)]
+        if self.mode in ("chains", "parts"):
+            regions = self.plan.chain_regions(self.k, ctx.elapsed(), self.mode)
+        else:
+            regions = {"region_groups": self.plan.region_groups(self.k)}
+        tasks, part_futures = self._submit_restarts(epoch, tasks, source, regions, epoch_end)
+        sol = self._own_restarts(tasks[0], span, regions)
+        entry = {"name": "icsm-restarts", "mode": self.mode, "epoch": epoch + 1, "processes": len(tasks),
+                 "regions": dict(regions), "restarts": [sol.info.get("restarts")],
+                 "seconds": time.monotonic() - self._restarts_started}
+        self._epoch_answers(entry, tasks, sol, part_futures, epoch_end)
+        self.components.append(entry)
+        ctx.report(stage=f"restarts, epoch {epoch + 1}", sse=self.best.sse, lower_bound=self.lower)
+
+    def _part_tasks(self, epoch: int, source: np.ndarray) -> list:
+        """The best partition cut into parts along a path over the group centroids, from
+        another group in each epoch."""
+        from .._partition import canonical_labels
+        from ._decomposition import split_along_groups
+
+        start = None if epoch == 0 else int(self.ctx.rng.integers(1 << 30))
+        parts = split_along_groups(self.Z, source, self.parts_n, "path", start=start)
+        return [(rows, canonical_labels(source[rows])) for rows in parts]
+
+    def _chain_tasks(self, epoch: int, source: np.ndarray, epoch_end: float) -> list:
+        """One chain per free process on all the data; the workers' chains start from MDAV +
+        two-swap in the first epoch. Column generation may take a worker's chain first."""
+        everything = np.arange(self.n)
+        self._advance_column_generation(epoch, epoch_end)
+        free = self.split_workers - (1 if self.cg.busy else 0)
+        return [(everything, source)] + [(everything, self.base if epoch == 0 else self.best.labels)] * free
+
+    def _advance_column_generation(self, epoch: int, epoch_end: float) -> None:
+        """The column-generation state machine at the start of an epoch of the chains."""
+        cg, ctx, plan = self.cg, self.ctx, self.plan
+        if cg.busy and cg.future.done():  # the worker is free again
+            self._column_generation_done()
+            # a converged LP: the worker dives from the best partition, in rounds of
+            # dive_round_seconds (the best is exchanged between them), instead of its chain
+            if cg.integral and self.end_wall - self.margin - time.time() >= plan.dive_min_seconds + 5.0:
+                dive_end = min(self.end_wall - self.margin, epoch_end + plan.epoch_seconds *
+                               max(0, round(plan.dive_round_seconds / plan.epoch_seconds) - 1))
+                try:
+                    cg.future = self._submit("dives", self.best.labels, dive_end,
+                                             {"integral": cg.integral, "plan": plan})
+                    cg.state = "diving"
+                    self.futures.append((cg.future, "dives"))
+                    self.timing.setdefault("dives started at", round(ctx.elapsed(), 3))
+                except Exception as exc:  # the workers are gone: the loop goes on alone
+                    self._workers_failed(exc)
+        due = epoch >= plan.cg_switch_epoch if plan.cg_switch_epoch is not None else ctx.elapsed() >= cg.at
+        if cg.state == "planned" and due and ctx.remaining() >= plan.cg_min_left:
+            try:
+                cg.future = self._submit("column-generation", self.best.labels, self.end_wall - self.margin,
+                                         plan.cg_options(ctx.remaining(), self.k))
+                cg.state = "running"
+                self.timing["column-generation started at"] = round(ctx.elapsed(), 3)
+                self.futures.append((cg.future, "column-generation"))
+            except Exception as exc:  # the workers are gone: the loop goes on alone
+                self._workers_failed(exc)
+                cg.state = "off"
+
+    def _column_generation_done(self) -> None:
+        """Take the answer of column generation (or of a round of dives) that has finished."""
+        cg = self.cg
+        name = cg.name
+        cg.state = "done"
+        self.futures.remove((cg.future, name))
+        res = self._collect(cg.future, name, time.monotonic() + 1.0)
+        if res is not None and name == "column-generation":
+            cg.integral = res.pop("integral_groups", None)
+        self._take_bound(res)
+
+    def _take_bound(self, res: dict | None) -> None:
+        if res is not None and res.get("lower_bound") is not None:
+            lb = float(res["lower_bound"])
+            if self.lower is None or lb > self.lower:
+                self.lower = lb
+                self.info["bound_from"] = _bound_argument(res)
+
+    def _collect(self, future, name: str, until: float, keep: bool = True) -> dict | None:
+        """A worker's answer (:func:`_collect`); ``keep``: a component on all the data."""
+        best, components = (self.best, self.components) if keep else (None, [])
+        res = _collect(future, name, best, components, self.ctx, until, self.stopper, self.plan.interrupt_wait)
+        if res is not None:
+            self.answered += 1
+        elif components and components[-1]["status"].startswith("failed"):
+            self.failure = components[-1]["status"]
+        return res
+
+    def _submit_restarts(self, epoch: int, tasks: list, source, regions: dict, epoch_end: float) -> tuple:
+        """The workers' tasks (all but the first). If the workers are gone, this process
+        takes all the data from now on."""
+        part_futures: list = []
+        self.chain_futures = part_futures if self.mode == "chains" else []
+        options = {"regions": regions, "max_restarts": self.plan.epoch_restarts}
+        try:
+            for rows, start_labels in tasks[1:]:
+                Zp = self.Z if rows.size == self.n else np.ascontiguousarray(self.Z[rows])
+                f = self.pool.submit(_component, "icsm-restarts", Zp, self.k, start_labels, self.ctx.seed(),
+                                     epoch_end, self.stop_path, options)
+                part_futures.append((f, rows, start_labels))
+        except Exception as exc:  # the workers are gone: this process takes all the data
+            self._workers_failed(exc)
+            self.mode, self.parts_n, part_futures = "alone", 1, []
+            tasks = [(np.arange(self.n), self.best.labels if epoch else source)]
+        return tasks, part_futures
+
+    def _own_restarts(self, task: tuple, span: float, regions: dict) -> Solution:
+        """This process's chain or part (the first task)."""
+        rows0, labels0 = task
+        Z0 = self.Z if rows0.size == self.n else np.ascontiguousarray(self.Z[rows0])
+        ctx, mode = self.ctx, self.mode
+        if mode != "parts":  # all the data: its improvements are the run's incumbent at once
+            sub = ctx.child(seconds=max(0.01, span),
+                            stage="icsm-restarts" if mode == "alone" else "icsm-restarts (chain 1)")
+        else:  # its own incumbent (a part's labels must never become the whole data's)
+            sub = Context(ctx.rng, _deadline=ctx.deadline.child(seconds=max(0.01, span)),
+                          stage=f"icsm-restarts ({'chain' if mode == 'chains' else 'part'} 1)")
+        return _icsm(Z0, labels0, self.k, sub, max_restarts=self.plan.epoch_restarts, **regions)
+
+    def _epoch_answers(self, entry: dict, tasks: list, sol: Solution, part_futures: list, epoch_end: float) -> None:
+        """Offer this epoch's chains (or the union of its parts) to the incumbent."""
+        from .._partition import canonical_labels
+
+        Z, n, mode = self.Z, self.n, self.mode
+        if mode == "chains":
             value = sse(Z, sol.labels)
-            if best.offer(sol.labels, value, best.who + " + polish"):
-                ctx.offer(best.labels, best.sse)
-            timing["polish"] = time.monotonic() - t
-        # the long-running workers' answers, due at the deadline
-        until = time.monotonic() + max(0.0, ctx.remaining()) + min(2.0, 0.04 * limit)
-        for f, name in futures:
-            res = _collect(f, name, best, components, ctx, until, stopper)
+            entry["sse"] = [value]
+            self._offer(sol.labels, value, "icsm-restarts (chain in this process)")
+        union = np.empty(n, dtype=np.int64)
+        union[tasks[0][0]] = sol.labels
+        offset = int(np.max(sol.labels)) + 1
+        missing = 0
+        until = time.monotonic() + max(0.0, epoch_end - time.time()) + min(2.0, 0.04 * self.limit)
+        for f, rows, start_labels in part_futures:
+            res = self._collect(f, "icsm-restarts", until, keep=False)
+            if res is None:  # no answer in time: the part keeps its starting groups
+                missing += 1
+                part_labels = np.asarray(canonical_labels(start_labels))
+            else:
+                part_labels = res["labels"]
+                entry["restarts"].append(res.get("restarts"))
+            if mode == "chains":
+                if res is not None:
+                    entry["sse"].append(res["sse"])
+                    self._offer(part_labels, res["sse"], "icsm-restarts (chain in a worker)")
+                continue
+            union[rows] = part_labels + offset
+            offset += int(part_labels.max()) + 1
+        if mode == "parts":
+            value = sse(Z, union)
+            entry["sse"] = value
+            entry["sizes"] = [int(r.size) for r, _ in tasks]
+            self._offer(union, value, f"icsm-restarts on {len(tasks)} parts")
+        elif mode == "alone":
+            value = sse(Z, sol.labels)
+            entry["sse"] = value
+            self._offer(sol.labels, value, "icsm-restarts")
+        if missing:
+            entry["status"] = f"{missing} worker{'s' if missing > 1 else ''} gave no answer"
+
+    # -- the end ----------------------------------------------------------------
+    def _polish(self) -> None:
+        """Parts: one ICSM pass on all the data with what is left repairs their borders."""
+        if self.mode != "parts" or self.ctx.expired():
+            return
+        t = time.monotonic()
+        ctx = self.ctx
+        sol = _icsm(self.Z, self.best.labels, self.k,
+                    ctx.child(seconds=max(0.01, ctx.remaining() - self.margin), stage="polish"))
+        self._offer(sol.labels, sse(self.Z, sol.labels), self.best.who + " + polish")
+        self.timing["polish"] = time.monotonic() - t
+
+    def _collect_long_components(self) -> None:
+        """The long-running workers' answers, due at the deadline."""
+        until = time.monotonic() + max(0.0, self.ctx.remaining()) + min(2.0, 0.04 * self.limit)
+        for f, name in self.futures:
+            res = self._collect(f, name, until)
             if res is not None:
                 res.pop("integral_groups", None)  # for the dives only, not for the report
-            if res is not None and res.get("lower_bound") is not None:
-                lb = float(res["lower_bound"])
-                if lower is None or lb > lower:
-                    lower = lb
-                    info["bound_from"] = _bound_argument(res)
-    except KeyboardInterrupt:
-        # Ctrl-C: this process's best is the context's incumbent; the workers are told to stop
-        # and the partitions they hold (all the data: chains and long components) are taken
-        # when they come within INTERRUPT_WAIT seconds. The caller returns the incumbent.
-        ctx.deadline.stop()
-        if stopper is not None:
-            stopper.raise_()
-            _gather(chain_futures + [f for f, _ in futures], ctx, stopper.at + INTERRUPT_WAIT, n)
-            info["interrupted"] = "Ctrl-C: the workers were asked for their best partitions"
-        raise
-    finally:
-        if blas is not None:
-            blas.__exit__()
-        _stop_pool(pool, hard=True)
-        if stopper is not None:
-            if stopper.raised:
-                info["interrupted"] = "Ctrl-C: the workers were asked for their best partitions"
-            stopper.remove()
-    info["winner"] = best.who
-    status = "limit"
-    note = ""
-    if lower is not None and best.sse <= lower + 1e-9 * max(1.0, best.sse):
-        status, note = "done", "; optimal: the lower bound equals the IL found"
-    shown = ctx._shared.limit if ctx._shared.limit is not None else limit  # the caller's limit
-    plan_text = ", ".join(info["plan"]["workers"]) or "none"
-    if "column-generation started at" in timing:
-        plan_text += f"; column generation in a worker from {timing['column-generation started at']:.0f} s"
-    cuts = next((c["subset_row_cuts"] for c in components if c.get("subset_row_cuts")), None)
-    if cuts is not None:  # column generation's cut phase (k <= CUT_MAX_K): its time and bound
-        timing["subset-row cuts (column generation)"] = cuts["seconds"]
-        plan_text += (f", subset-row cuts {cuts['seconds'] or 0:.0f} s ({cuts['cuts']} cuts, "
-                      f"{cuts['rounds']} rounds proven)")
-    if "dives started at" in timing:
-        plan_text += f", dives from its LP from {timing['dives started at']:.0f} s"
-    bound_text = f"; bound: {info['bound_from']}" if lower is not None and info.get("bound_from") else ""
-    message = (f"auto ({shown:g} s on {cores} core{'s' if cores != 1 else ''}: ICSM restarts; workers: {plan_text}): "
-               f"best: {best.who}{bound_text}{note}")
-    return Solution(labels=best.labels, status=status, message=message, lower_bound=lower, info=info)
+            self._take_bound(res)
+
+    def _interrupted(self) -> None:
+        """Ctrl-C: this process's best is the context's incumbent; the workers are told to
+        stop and the partitions they hold (all the data: chains and long components) are
+        taken when they come within ``interrupt_wait`` seconds. The caller returns the
+        incumbent."""
+        self.ctx.deadline.stop()
+        if self.stopper is not None:
+            self.stopper.raise_()
+            _gather(self.chain_futures + [f for f, _ in self.futures], self.ctx,
+                    self.stopper.at + self.plan.interrupt_wait, self.n)
+            self.info["interrupted"] = "Ctrl-C: the workers were asked for their best partitions"
+
+    def _close(self) -> None:
+        if self.blas is not None:
+            self.blas.__exit__()
+        _stop_pool(self.pool, hard=True)
+        if self.stopper is not None:
+            if self.stopper.raised:
+                self.info["interrupted"] = "Ctrl-C: the workers were asked for their best partitions"
+            self.stopper.remove()
+
+    def _workers_text(self) -> str:
+        """The workers' part of the message: what they ran, or why none answered."""
+        text = ", ".join(self.info["plan"]["workers"]) or "none"
+        if self.workers and not self.answered:
+            why = self.info.get("workers_failed") or self.failure or "no answer in time"
+            return f"none answered ({why})"
+        timing = self.timing
+        if "column-generation started at" in timing:
+            text += f"; column generation in a worker from {timing['column-generation started at']:.0f} s"
+        cuts = next((c["subset_row_cuts"] for c in self.components if c.get("subset_row_cuts")), None)
+        if cuts is not None:  # column generation's cut phase: its time and bound
+            timing["subset-row cuts (column generation)"] = cuts["seconds"]
+            text += (f", subset-row cuts {cuts['seconds'] or 0:.0f} s ({cuts['cuts']} cuts, "
+                     f"{cuts['rounds']} rounds proven)")
+        if "dives started at" in timing:
+            text += f", dives from its LP from {timing['dives started at']:.0f} s"
+        return text
+
+    def _solution(self) -> Solution:
+        best, lower, info = self.best, self.lower, self.info
+        status, note = "limit", ""
+        if lower is not None and best.sse <= lower + 1e-9 * max(1.0, best.sse):
+            status, note = "done", "; optimal: the lower bound equals the IL found"
+        elif self.plan.epoch_restarts is not None and not self.ctx.expired():
+            status, note = "done", "; the plan's count budget was spent before the time limit"
+        shown = self.ctx._shared.limit if self.ctx._shared.limit is not None else self.limit  # the caller's limit
+        cores = self.cores
+        bound_text = f"; bound: {info['bound_from']}" if lower is not None and info.get("bound_from") else ""
+        message = (f"auto ({shown:g} s on {cores} core{'s' if cores != 1 else ''}: ICSM restarts; "
+                   f"workers: {self._workers_text()}): best: {best.who}{bound_text}{note}")
+        return Solution(labels=best.labels, status=status, message=message, lower_bound=lower, info=info)
 
 
 def _gather(futures, ctx, until, n) -> None:
@@ -775,53 +1059,11 @@ def _gather(futures, ctx, until, n) -> None:
                 ctx.offer(labels, res["sse"])
 
 
-def _cg_options(remaining: float, k: int) -> dict:
-    """Column generation's options in the portfolio: the MIP over the generated groups may use
-    a third of the time left (its default, 60 s, stopped HiGHS at "feasible" on Census k = 3).
-    60 s at k >= 4 (so that the dives get the time) was measured worse (stop 28, 600 s):
-    Census k = 5 7.3010, its MIP found nothing in 60 s, against 7.2534 at stop 27, where the
-    MIP's 185 s found SSE 1017.96 at about 504 s while the chain was stuck at 1033.5.
-
-    The master LP stays GLOP (warm re-solves). Measured on Tarragona k = 5 (stop 28, this
-    option set without the MIP, seeded with an ICSM partition, one core each, side by side
-    through the timing lock): GLOP converged the LP in 154.6 s (64 iterations, 31 527
-    columns; master 127.8 s, pricing 25.6 s); ``lp_solver="highs", smoothing=0.5`` had not
-    proven it after 251 s (61 iterations; master 132.2 s, exact pricing 91.7 s in 152 rounds;
-    bound 20.12010 against the LP's 20.12012). The stop-27 cell's 430 s without convergence
-    (stop 26: 229 s) was this process's chain taking the worker's core (``blas_threads``).
-
-    The ascent switch (``ascent_switch``: a loop with no finished exact pricing round after a
-    quarter of its time hands its time to the record ascent) was measured at k = 10 only; the
-    portfolio runs column generation at k <= 5, where its 600-s cells converged the LP
-    without it, so it stays off here until measured there. At k <= 3 the subset-row cuts
-    (:func:`_cut_options`)."""
-    return {"mip_time": max(60.0, remaining / 3.0), "ascent_switch": 1.0, "integral_groups": True,
-            **_cut_options(remaining, k)}
-
-
-def _cut_options(remaining: float, k: int) -> dict:
-    """Subset-row cuts after a converged LP at ``k <= CUT_MAX_K`` (column generation runs them
-    by default only as the method itself): at most CUT_ROUNDS separations in at most
-    ``min(CUT_SECONDS, CUT_SHARE * remaining)`` seconds.
-
-    >>> _cut_options(540.0, 3)
-    {'cut_rounds': 50, 'cut_time': 90.0}
-    >>> _cut_options(10.0, 3)
-    {'cut_rounds': 50, 'cut_time': 2.0}
-    >>> _cut_options(540.0, 4)
-    {}
-    """
-    if k > CUT_MAX_K:
-        return {}
-    return {"cut_rounds": CUT_ROUNDS, "cut_time": min(CUT_SECONDS, CUT_SHARE * remaining)}
-
-
 def _warm_cut_kernel(deadline) -> None:
     """Compile (or load from numba's disk cache) the pricing with cut penalties before column
-    generation starts, where the whole budget is ahead: the cut phase's capped time
-    (``cut_time`` < the pricing's ``COMPILE_MIN_SECONDS``) would refuse to compile it, and on
-    a machine whose cache does not hold it yet the cuts would never run. Compiling took about
-    half a minute of CPU, once per installation; skipped (None) on deadlines too short for it."""
+    generation starts, while the whole budget is ahead: the cut phase's capped time would
+    refuse to compile it, and the cuts would never run on a machine whose cache lacks it.
+    Skipped (None kernel) on deadlines too short for it."""
     from ._pricing import CutRows, _bb_kernel, anchored_pricing, neighbours
 
     kernel = _bb_kernel(points=True, deadline=deadline, cuts=True)
@@ -840,11 +1082,11 @@ def _bound_argument(res: dict) -> str:
     return f"column generation: {source}" if source else "column generation"
 
 
-def _collect(future, name, best, components, ctx, until, stopper=None) -> dict | None:
+def _collect(future, name, best, components, ctx, until, stopper=None, interrupt_wait: float = 1.5) -> dict | None:
     """Wait for a worker's answer until ``until`` (monotonic), showing progress meanwhile.
 
     After a Ctrl-C (the deadline's stop flag) the workers are told to stop (``stopper``) and
-    their answers, the best partitions they hold, are awaited ``INTERRUPT_WAIT`` seconds at most."""
+    their answers, the best partitions they hold, are awaited ``interrupt_wait`` seconds at most."""
     from concurrent.futures import TimeoutError as FutureTimeout
 
     while True:
@@ -854,7 +1096,7 @@ def _collect(future, name, best, components, ctx, until, stopper=None) -> dict |
                 left = 0
             else:
                 stopper.raise_()
-                left = min(left, stopper.at + INTERRUPT_WAIT - time.monotonic())
+                left = min(left, stopper.at + interrupt_wait - time.monotonic())
         if left <= 0:
             if components is not None:
                 components.append({"name": name, "where": "worker", "status": "no answer in time"})
@@ -883,9 +1125,11 @@ def _collect(future, name, best, components, ctx, until, stopper=None) -> dict |
                  summary="the best partition the time allows: without time_limit a fixed, reproducible amount of "
                          "work (MDAV + two-swap, ICSM, ICSM restarts; never worse than MDAV + two-swap); with "
                          "time_limit a portfolio on every core (ICSM restarts, column generation for the bound, ...)")
-def _auto_solver(Z: np.ndarray, k: int, ctx: Context, *, effort: str = "full", processes: int = 0) -> Solution:
+def _auto_solver(Z: np.ndarray, k: int, ctx: Context, *, effort: str = "full", processes: int = 0,
+                 plan: AutoPlan | dict | None = None) -> Solution:
     check_choice(effort, "effort", ("full", "light"))
     check_positive_int(processes, "processes", minimum=0)
+    plan = _check_plan(plan)
     n, d = Z.shape
     info: dict = {"effort": effort}
     if n < 2 * k:
@@ -893,37 +1137,41 @@ def _auto_solver(Z: np.ndarray, k: int, ctx: Context, *, effort: str = "full", p
         return Solution(labels=labels, status="done", lower_bound=sse(Z, labels),
                         message="auto: fewer than 2k records: one group, optimal", info=info)
     if effort == "light":  # inside the blocks of the large-data path
-        t = time.monotonic()
-        from ..large._local import batch_local_search, compiled_available
-
-        if compiled_available():  # compiled sweeps: lower IL than two-swap in a small part of its time
-            m = mdav_labels(Z, k)
-            ctx.offer(m, sse(Z, m))
-            sol = batch_local_search(Z, m, k, ctx.child(stage="local search"))
-            base = sol.labels if sse(Z, sol.labels) <= sse(Z, m) else m
-            info.update(winner="mdav+local-search", seconds={"mdav+local-search": time.monotonic() - t},
-                        local_search=sol.info)
-            return Solution(labels=base, status="limit" if ctx.expired() else "done",
-                            message="auto (light): MDAV + compiled local search", info=info)
-        _, base, base_sse = _baseline(Z, k, ctx)
-        info.update(winner="mdav+two-swap", seconds={"mdav+two-swap": time.monotonic() - t})
-        return Solution(labels=base, status="limit" if ctx.expired() else "done",
-                        message="auto (light): MDAV + two-swap", info=info)
+        return _light(Z, k, ctx, info)
     if not ctx.deadline.limited:
-        return _fixed(Z, k, ctx, info)
+        return _fixed(Z, k, ctx, info, plan)
     _not_in_a_starting_worker()
-    return _portfolio(Z, k, ctx, info, processes)
+    return _Portfolio(Z, k, ctx, info, processes, plan).run()
+
+
+def _light(Z, k, ctx, info) -> Solution:
+    """MDAV, then the compiled sweeps (lower IL than two-swap in a small part of its time) or,
+    without numba, two-swap."""
+    from ..large._local import batch_local_search, compiled_available
+
+    t = time.monotonic()
+    if compiled_available():
+        m = mdav_labels(Z, k)
+        ctx.offer(m, sse(Z, m))
+        sol = batch_local_search(Z, m, k, ctx.child(stage="local search"))
+        base = sol.labels if sse(Z, sol.labels) <= sse(Z, m) else m
+        info.update(winner="mdav+local-search", seconds={"mdav+local-search": time.monotonic() - t},
+                    local_search=sol.info)
+        return Solution(labels=base, status="limit" if ctx.expired() else "done",
+                        message="auto (light): MDAV + compiled local search", info=info)
+    _, base, base_sse = _baseline(Z, k, ctx)
+    info.update(winner="mdav+two-swap", seconds={"mdav+two-swap": time.monotonic() - t})
+    return Solution(labels=base, status="limit" if ctx.expired() else "done",
+                    message="auto (light): MDAV + two-swap", info=info)
 
 
 def _not_in_a_starting_worker() -> None:
     """Refuse to run the portfolio inside a worker process that is still starting.
 
-    The portfolio's workers are spawned: each imports the calling script again, and a script
-    without an ``if __name__ == "__main__":`` guard then calls ``auto`` once more in every
-    worker. That call could not start workers of its own and ran the whole budget alone, so
-    every worker spent its core on a second copy of the user's run (its answer never used)
-    while the caller ran without help. Raising here stops that worker at once (the caller
-    goes on with the cores it has) and says how to fix the script."""
+    The portfolio's own workers never import the calling script (``main_hidden``), but other
+    code's spawned workers may: in a script without an ``if __name__ == "__main__":`` guard
+    that would call ``auto`` once more in every such worker, a second copy of the whole run
+    whose answer is never used. Raising stops such a worker at once."""
     import multiprocessing
 
     if getattr(multiprocessing.current_process(), "_inheriting", False):

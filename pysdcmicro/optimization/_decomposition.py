@@ -21,16 +21,35 @@ from .._registry import register_method
 from .._result import Solution
 from .._validation import check_choice, check_number, check_positive_int
 from ..constructive._mdav import mdav_labels
-from ._column_generation import optional_spec, solve_column_generation
+from ._column_generation import solve_column_generation
 
 __all__ = ["decomposition", "split_along_groups"]
 
 
+def _icsm(Z, labels, k, ctx, **options) -> Solution:
+    """ICSM's improvement core (imported when used: the registration order stays the same)."""
+    from ..local_search._icsm import _icsm_improver
+
+    return _icsm_improver(Z, labels, k, ctx, **options)
+
+
+def _two_swap(Z, labels, k, ctx) -> Solution:
+    from ..local_search._two_swap import _two_swap_improver
+
+    return _two_swap_improver(Z, labels, k, ctx)
+
+
+def _vmdav(Z, k, ctx) -> Solution:
+    from ..constructive._vmdav import _vmdav_solver
+
+    return _vmdav_solver(Z, k, ctx)
+
+
 _LOCAL_SEARCH = {
-    # name: (registered improvement, its options)
-    "two-swap": ("two-swap", {}),
-    "icsm": ("icsm", {}),
-    "icsm-restarts": ("icsm", {"max_restarts": None}),
+    # name: (improvement core, its options)
+    "two-swap": (_two_swap, {}),
+    "icsm": (_icsm, {}),
+    "icsm-restarts": (_icsm, {"max_restarts": None}),
 }
 
 
@@ -38,16 +57,12 @@ def _local_search(Z, labels, k, ctx, notes, stage, kind):
     """Steps 3 and 7: the chosen local search from ``labels``; never raises the SSE."""
     if kind == "none":
         return labels, None
-    name, options = _LOCAL_SEARCH[kind]
-    spec = optional_spec("improvement", name)
-    if spec is None:
-        notes.append(f"{stage}: {name} not available, skipped")
-        return labels, None
+    core, options = _LOCAL_SEARCH[kind]
     sub = ctx.child(stage=stage)
     if options.get("max_restarts", 0) is None and not sub.deadline.limited:
         options = {**options, "max_restarts": 0}
         notes.append(f"{stage}: no time limit, ICSM ran without restarts")
-    sol = spec.core(Z, labels, k, sub, **options)
+    sol = core(Z, labels, k, sub, **options)
     new = np.asarray(sol.labels)
     if sse(Z, new) <= sse(Z, labels) + 1e-12:
         return new, sol.status
@@ -108,9 +123,8 @@ def _solve_subset(args):
 
 
 def _s_for(k: int) -> int:
-    """Default number of subsets, by measurement (benchmarks/results/decomposition.md: with
-    ICSM restarts and 300 s, s = 2 / 5 / 10 at k = 3 / 5 / 10 gave 14.47 / 20.17 / 30.13 on
-    Tarragona, below Castro et al. 2022 Table 5): subsets of about 400, 170 and 85 records."""
+    """Default number of subsets: on 1 000 records, subsets of about 400, 170 and 85 records
+    at k = 3, 5 and 10, small enough for column generation to converge on each."""
     return 2 if k <= 3 else 5 if k <= 5 else 10
 
 
@@ -139,24 +153,20 @@ def _decomposition_solver(Z: np.ndarray, k: int, ctx: Context, *, s: int | None 
     notes: list[str] = []
     info: dict = {"s": s, "split": split, "local_search": local_search}
     # Step 2: best of MDAV and V-MDAV.
-    candidates = [("mdav", mdav_labels(Z, k))]
-    vspec = optional_spec("method", "vmdav")
-    if vspec is not None:
-        candidates.append(("vmdav", np.asarray(vspec.core(Z, k, ctx.child(stage="vmdav")).labels)))
-    else:
-        notes.append("vmdav not available: step 2 used MDAV only")
+    candidates = [("mdav", mdav_labels(Z, k)), ("vmdav", np.asarray(_vmdav(Z, k, ctx.child(stage="vmdav")).labels))]
     scored = [(sse(Z, lab), name, lab) for name, lab in candidates]
     best_sse, step2_name, labels = min(scored, key=lambda t: t[0])
     info.update(step2=step2_name, step2_sse=best_sse)
     ctx.offer(labels, best_sse)
     ctx.report(stage="step 2", sse=best_sse)
-    if n < 2 * k or ctx.expired():
-        status = "done" if n < 2 * k else "limit"
-        return Solution(labels=labels, status=status, message="; ".join(notes), info=info)
-    # Step 3.
-    # Step 3 share: 20 % (the paper's two-swap needs little); with ICSM restarts, which give
-    # most of the gain (benchmarks/results/decomposition.md: Tarragona k=3 14.47 after step 3),
-    # half of the time.
+    if n < 2 * k:
+        return Solution(labels=labels, status="done", info=info,
+                        message="decomposition: fewer than 2k records: one group")
+    if ctx.expired():
+        return Solution(labels=labels, status="limit", info=info,
+                        message=f"decomposition: the time limit came after step 2 ({step2_name})")
+    # Step 3: 20 % of the time (the paper's two-swap needs little); half with ICSM restarts,
+    # which give most of the gain.
     step3_share = 0.5 if local_search == "icsm-restarts" else 0.2
     if step3:
         labels, _ = _local_search(Z, labels, k, ctx.child(fraction=step3_share), notes, "step 3", local_search)
@@ -207,9 +217,8 @@ def _decomposition_solver(Z: np.ndarray, k: int, ctx: Context, *, s: int | None 
         ctx.report(stage=f"round {r + 1}", sse=best_value)
         r += 1
         if limited and stale >= 2 and local_search != "icsm-restarts" and not ctx.expired():
-            notes.append(f"two rounds without a gain: ICSM with restarts for the rest of the time")
-            sol = optional_spec("improvement", "icsm").core(Z, best, k, ctx.child(stage="icsm-restarts"),
-                                                             max_restarts=None)
+            notes.append("two rounds without a gain: ICSM with restarts for the rest of the time")
+            sol = _icsm(Z, best, k, ctx.child(stage="icsm-restarts"), max_restarts=None)
             value = sse(Z, sol.labels)
             info["icsm_restarts_sse"] = value
             if value < best_value:
@@ -218,9 +227,13 @@ def _decomposition_solver(Z: np.ndarray, k: int, ctx: Context, *, s: int | None 
             break
     info["rounds"] = history
     status = "limit" if ("limit" in statuses or ctx.expired()) else "done"
-    if limited and r > 1:
-        notes.append(f"{r} rounds of splits")
-    return Solution(labels=best, status=status, message="; ".join(notes), info=info)
+    summary = (f"decomposition: {r} round{'s' if r != 1 else ''} of {info['subsets']} subsets "
+               f"(column generation each), local search {local_search}")
+    if ctx.expired():
+        summary += "; stopped at the time limit"
+    elif status == "limit":
+        summary += "; a subset's column generation stopped at its budget"
+    return Solution(labels=best, status=status, message="; ".join([summary] + notes), info=info)
 
 
 def _one_round(Z, k, ctx, labels, s, split, start, jobs, subset_time_limit, options, info):
@@ -247,8 +260,23 @@ def _one_round(Z, k, ctx, labels, s, split, start, jobs, subset_time_limit, opti
     if jobs > 1:
         from concurrent.futures import ProcessPoolExecutor
 
-        with ProcessPoolExecutor(max_workers=jobs) as pool:
-            results = list(pool.map(_solve_subset, tasks))
+        from ..large._executors import _worker_init, main_hidden
+
+        # workers ignore SIGINT and never import the calling script; on Ctrl-C (or an error)
+        # this process terminates them at once
+        pool = ProcessPoolExecutor(max_workers=jobs, initializer=_worker_init)
+        try:
+            with main_hidden():
+                futures = [pool.submit(_solve_subset, t) for t in tasks]
+            results = [f.result() for f in futures]
+        except BaseException:
+            procs = list((getattr(pool, "_processes", None) or {}).values())
+            pool.shutdown(wait=False, cancel_futures=True)
+            for proc in procs:
+                if proc.is_alive():
+                    proc.terminate()
+            raise
+        pool.shutdown()
     else:
         results = [_solve_subset(t) for t in tasks]
     union = np.empty(n, dtype=np.int64)
