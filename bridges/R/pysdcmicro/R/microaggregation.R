@@ -66,6 +66,9 @@
       .stop("method option `", names(options)[i], "` must be a single number, string or TRUE/FALSE; got ",
             .deparse1(v), ".")
     }
+    if (is.double(v) && is.finite(v) && v == round(v) && abs(v) < .Machine$integer.max) {
+      options[[i]] <- as.integer(v)  # 2 in R is a whole number: Python's int, not 2.0
+    }
   }
   list(own = own, options = options)
 }
