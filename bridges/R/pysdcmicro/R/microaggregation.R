@@ -185,9 +185,9 @@
             " ignores them, so the result differs from sdcMicro's.")
     }
   }
-  if (nvars == 1L) {
-    .note("one variable: sdcMicro's microaggregation() runs mafast() whatever `method` says; pysdcmicro runs ",
-          method, " as asked, so the result may differ from sdcMicro's.")
+  if (nvars == 1L && method %in% .sdc_methods) {
+    .note("one variable: sdcMicro's microaggregation() runs mafast() whatever `method` says; with the options ",
+          "given pysdcmicro runs ", method, ", so the result differs from sdcMicro's.")
   }
   unused <- c(nc = !identical(nc, 8), clustermethod = !identical(clustermethod, "clara"),
               varsort = !identical(varsort, 1), transf = !identical(transf, "log"))
@@ -212,6 +212,14 @@ microaggregation <- function(obj, variables = NULL, aggr = 3, strata_variables =
   py_methods <- if (method %in% .sdc_methods && method != "mdav") {
     tryCatch(.py_methods()$method, error = function(e) character(0))
   } else NULL
+  if (method %in% .sdc_methods && .one_variable(obj, is_obj, variables, strata_variables) && measure == "mean" &&
+      is.null(weights) && !length(dots$own) && !length(dots$options)) {
+    .note("one variable: sdcMicro's microaggregation() runs mafast() whatever `method` says (its documented ",
+          "rule), so sdcMicro's mafast() runs here too; name a pysdcmicro method (e.g. method = \"mhm\") for ",
+          "pysdcmicro's univariate grouping.")
+    return(.delegate(obj, variables, aggr, strata_variables, method, weights, nc, clustermethod, measure, trim,
+                     varsort, transf, dots, quiet = TRUE))
+  }
   if (method %in% .sdc_methods && method != "mdav" && !method %in% py_methods) {
     return(.delegate(obj, variables, aggr, strata_variables, method, weights, nc, clustermethod, measure, trim,
                      varsort, transf, dots))
@@ -230,6 +238,13 @@ microaggregation <- function(obj, variables = NULL, aggr = 3, strata_variables =
 }
 
 microaggregate <- microaggregation
+
+# Whether the call names one variable (sdcMicro then runs mafast()).
+.one_variable <- function(obj, is_obj, variables, strata_variables) {
+  if (!is.null(variables)) return(length(variables) == 1L)
+  if (is_obj) return(length(obj@numVars) == 1L)
+  length(setdiff(names(obj), strata_variables)) == 1L
+}
 
 .strata_note <- function(strata) {
   if (length(strata) > 1L) {
@@ -308,10 +323,12 @@ microaggregate <- microaggregation
 
 # sdcMicro's own microaggregation() for the methods pysdcmicro does not implement.
 .delegate <- function(obj, variables, aggr, strata_variables, method, weights, nc, clustermethod, measure, trim,
-                      varsort, transf, dots) {
+                      varsort, transf, dots, quiet = FALSE) {
   .need_sdcmicro(paste0("method '", method, "'"))
-  .note("method '", method, "' is sdcMicro's; pysdcmicro does not implement it, so sdcMicro's own ",
-        "microaggregation() runs it.")
+  if (!quiet) {
+    .note("method '", method, "' is sdcMicro's; pysdcmicro does not implement it, so sdcMicro's own ",
+          "microaggregation() runs it.")
+  }
   ignored <- c(names(dots$own), names(dots$options))
   if (length(ignored)) {
     .note("`", paste(ignored, collapse = "`, `"), "` ", if (length(ignored) > 1) "are" else "is",

@@ -124,7 +124,7 @@ def run(x, names, k, method, strata=None, weights=None, measure="mean", trim=0.0
     strata_column = None
     kwargs = dict(options or {})
     if strata is not None:
-        strata_column = "\x00stratum"
+        strata_column = "__pysdcmicro_stratum__"
         frame[strata_column] = _doubles(strata).astype(np.int64)
         kwargs.setdefault("strata_scaling", "stratum")  # each stratum on its own, as sdcMicro does
     if isinstance(method, str) and method == "mdav":
