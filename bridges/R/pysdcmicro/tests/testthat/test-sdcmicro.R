@@ -44,8 +44,10 @@ test_that("missing cells are kept missing and grouped as sdcMicro's mdav does", 
 test_that("sdcMicro's methods that pysdcmicro lacks run in sdcMicro, with a message", {
   skip_without_both()
   d <- sdc_data("testdata")[1:300, c("expend", "income", "savings")]
+  set.seed(3)  # rmd draws random subsamples
   run <- with_messages(microaggregation(d, method = "rmd"))
   expect_match(run$messages, "method 'rmd' is sdcMicro's; pysdcmicro does not implement it", all = FALSE)
+  set.seed(3)
   expect_true(isTRUE(all.equal(run$value, sdcMicro::microaggregation(d, method = "rmd"))))
   obj <- testdata_obj()
   expect_true(isTRUE(all.equal(suppressMessages(microaggregation(obj, method = "pca")),
