@@ -165,8 +165,8 @@
   for (w in unlist(res$warnings)) .note(w)
   if (nzchar(res$error)) .stop("pysdcmicro: error: ", res$error)
   if (identical(res$status, "limit")) {
-    .note("status limit: ", if (nzchar(res$message)) res$message else "stopped early",
-          "; the best partition found so far is kept.")
+    why <- if (nzchar(res$message)) res$message else "stopped early"
+    .note("status limit: ", why, if (!grepl("best partition", why, fixed = TRUE)) "; the best partition found so far is kept." else ".")
   }
   mx <- matrix(readBin(res$mx, "double", n = length(x)), nrow = nrow(x), dimnames = dimnames(x))
   mx[is.nan(mx)] <- NA_real_
