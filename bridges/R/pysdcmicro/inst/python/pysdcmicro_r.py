@@ -72,6 +72,31 @@ def _library_path_for_workers():
     return os.pathsep.join([libdir, *rest])
 
 
+def check_workers():
+    """This Python's version and that of a worker process started as pysdcmicro starts them
+    (multiprocessing's spawn, with the library path :func:`run` gives workers)."""
+    import platform
+    from concurrent.futures import ProcessPoolExecutor
+
+    saved = os.environ.get("LD_LIBRARY_PATH")
+    wanted = _library_path_for_workers()
+    try:
+        if wanted is None:
+            os.environ.pop("LD_LIBRARY_PATH", None)
+        else:
+            os.environ["LD_LIBRARY_PATH"] = wanted
+        with ProcessPoolExecutor(max_workers=1, mp_context=multiprocessing.get_context("spawn")) as pool:
+            child = pool.submit(platform.python_version).result(timeout=120)
+    except Exception as exc:
+        child = f"{type(exc).__name__}: {exc}"
+    finally:
+        if saved is None:
+            os.environ.pop("LD_LIBRARY_PATH", None)
+        else:
+            os.environ["LD_LIBRARY_PATH"] = saved
+    return {"parent": platform.python_version(), "worker": child}
+
+
 def _progress_to(callback):
     if callback is None:
         return None

@@ -109,3 +109,11 @@ test_that("Python's warnings become messages, numpy's arithmetic notes never rea
   expect_false(any(grepl("RuntimeWarning|invalid value", run$messages)))
   expect_identical(run$value$mx$b, d$b)
 })
+
+test_that("worker processes started from R run the same Python as the one inside R", {
+  skip_without_python()
+  # R puts its library directories first on LD_LIBRARY_PATH; a worker inheriting that may
+  # load another libpython (a pyenv Python then failed in auto's workers)
+  v <- pysdcmicro:::.helper()$check_workers()
+  expect_identical(v$worker, v$parent)
+})
