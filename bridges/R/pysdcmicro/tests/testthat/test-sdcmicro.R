@@ -85,18 +85,26 @@ test_that("measure and weights are honoured for mdav, with a message saying why 
   expect_equal(sum(w$value$mx$income * d$sampling_weight), sum(x$income * d$sampling_weight))
 })
 
-test_that("pysdcmicro's own methods, options and time limits run from R", {
+test_that("pysdcmicro's own methods and options run from R; undolast() restores the object", {
   skip_without_both()
   obj <- tarragona_obj()
   icsm <- microaggregation(obj, method = "icsm", seed = 0, max_restarts = 1)
   expect_s4_class(icsm, "sdcMicroObj")
   expect_gte(min_group(icsm@manipNumVars), 3)
   expect_true(isTRUE(all.equal(sdcMicro::undolast(icsm), obj)))
-  d <- sdc_data("Tarragona")
-  # auto with a time limit and worker processes (spawned from the Python inside R)
+})
+
+test_that("time limits, worker processes and method errors from R (needs Python only)", {
+  skip_without_python()
+  set.seed(5)
+  d <- as.data.frame(matrix(stats::rnorm(1200), ncol = 4, dimnames = list(NULL, c("a", "b", "c", "d"))))
   run <- with_messages(microaggregation(d, method = "auto", time_limit = 3, seed = 1, processes = 2))
+  expect_s3_class(run$value, "micro")
   expect_gte(min_group(run$value$mx), 3)
   expect_false(any(grepl("Traceback|Error", run$messages)))
+  mdav <- microaggregation(d)
+  sse <- function(m) sum(sweep(as.matrix(m$mx) - as.matrix(d), 2, apply(d, 2, stats::sd), "/")^2)  # on z-scores
+  expect_lte(sse(run$value), sse(mdav) * (1 + 1e-9))  # auto is never worse than MDAV
   err <- expect_error(microaggregation(d, method = "icsm", no_such_option = 1), class = "pysdcmicro_error")
   expect_match(conditionMessage(err), "^pysdcmicro: error: method 'icsm' has no option 'no_such_option'")
 })
