@@ -177,7 +177,8 @@
 .differences <- function(method, measure, trim, weights_given, nvars, nc, clustermethod, varsort, transf) {
   if (method %in% c("mdav", "rmd") || !method %in% .sdc_methods) {
     if (measure != "mean") {
-      .note("measure = \"", measure, "\" is honoured (each group releases its ", measure,
+      .note("measure = \"", measure, "\" is honoured (each group releases its ",
+            if (measure == "trim") paste0("mean trimmed by ", trim) else measure,
             "); sdcMicro's ", method, " ignores `measure` and releases group means, so the result differs from sdcMicro's.")
     }
     if (weights_given) {

@@ -199,8 +199,8 @@ def run(x, names, k, method, strata=None, weights=None, measure="mean", trim=0.0
         if item not in seen:
             seen.add(item)
             out["warnings"].append(f"{item[0]}: {item[1]}")
-    released = res.data[names] if hasattr(res.data, "columns") else res.data
-    out["mx"] = bytearray(np.asarray(released, dtype=np.float64).tobytes(order="F"))
+    released = res.data[names].to_numpy(dtype=np.float64, na_value=np.nan)  # decimals=0 gives Int64 columns
+    out["mx"] = bytearray(released.tobytes(order="F"))
     out["status"] = res.status
     out["message"] = res.message or ""
     out["n_groups"] = int(res.n_groups)
