@@ -135,7 +135,12 @@ if (!only_examples) {
 cat(sprintf("sdcmicro-suite: %s (sdcMicro %s%s)\n", if (native) "sdcMicro's own microaggregation()" else
               "pysdcmicro's microaggregation() in place of sdcMicro's",
             as.character(utils::packageVersion("sdcMicro")), if (nzchar(source_dir)) paste0(", files from ", source_dir) else ""))
-if (!only_examples) cat(sprintf("test blocks: %d/%d pass (%d files)\n", bl_ok, bl_total, length(test_files)))
+if (!only_examples && !length(test_files)) {
+  cat("test blocks: none run: no sdcMicro test file found (", if (nzchar(test_dir)) test_dir else
+      "sdcMicro was installed without its tests", "); pass sdcMicro's source directory\n", sep = "")
+} else if (!only_examples) {
+  cat(sprintf("test blocks: %d/%d pass (%d files)\n", bl_ok, bl_total, length(test_files)))
+}
 if (!only_tests) cat(sprintf("example expressions: %d/%d run (%d help pages)\n", ex_ok, ex_total, length(examples)))
 for (x in c(bl_failed, ex_failed)) cat("  FAILED ", x, "\n", sep = "")
 if (!native) {
