@@ -6,7 +6,8 @@
 * Reading files needs R and rpy2; sdcMicroObj work needs sdcMicro (skips with the reason
   elsewhere). The reference is the in-process bridge and sdcMicro's own
   ``microaggregation()``, called live on the same object.
-* The R package's testthat suite runs (R CMD INSTALL into a temporary library) where R and
+* The R package's testthat suite runs (R CMD INSTALL into a temporary library, reticulate
+  pointed at this Python) where R, reticulate and
   testthat are installed; its sdcMicro tests skip inside R when sdcMicro is absent.
 """
 
@@ -205,22 +206,21 @@ def _r_has(package: str) -> bool:
 
 @pytest.mark.slow
 def test_r_package_testthat(tmp_path):
-    """R CMD INSTALL the package into a temporary library and run its testthat tests with this
-    checkout's command; the sdcMicro tests run where R finds sdcMicro (R_LIBS)."""
+    """R CMD INSTALL the package into a temporary library and run its testthat tests with
+    reticulate pointed at this Python; the sdcMicro tests run where R finds sdcMicro (R_LIBS)."""
     if shutil.which("R") is None:
         pytest.skip("R not found")
     if not _r_has("testthat"):
         pytest.skip("R package testthat not installed (Debian: apt-get install r-cran-testthat)")
+    if not _r_has("reticulate"):
+        pytest.skip("R package reticulate not installed (Debian: apt-get install r-cran-reticulate)")
     lib = tmp_path / "lib"
     lib.mkdir()
     inst = subprocess.run(["R", "CMD", "INSTALL", "--no-test-load", "-l", str(lib), str(RPKG)],
                           capture_output=True, text=True, timeout=300)
     assert inst.returncode == 0, inst.stdout[-2000:] + inst.stderr[-2000:]
-    script = shutil.which("pysdcmicro", path=str(Path(sys.executable).parent))
-    if script is None:
-        pytest.skip("the pysdcmicro console script is not installed beside this Python")
     libs = os.pathsep.join([str(lib)] + [p for p in os.environ.get("R_LIBS", "").split(os.pathsep) if p])
-    env = {**os.environ, "R_LIBS": libs, "PYSDCMICRO_COMMAND": script}
+    env = {**os.environ, "R_LIBS": libs, "RETICULATE_PYTHON": sys.executable}
     run = subprocess.run(["Rscript", "-e", "library(testthat); library(pysdcmicro); "
                           "res <- as.data.frame(test_dir('tests/testthat', reporter = 'summary', stop_on_failure = FALSE)); "
                           "cat('\\nRESULT', sum(res$failed), sum(res$error), sum(res$skipped), sum(res$nb), '\\n')"],

@@ -1,43 +1,44 @@
-# The pysdcmicro command for the tests that run it: PYSDCMICRO_COMMAND, else `pysdcmicro` on
-# the PATH. Tests needing it (or sdcMicro) skip with the reason where it is absent.
-skip_without_command <- function() {
-  old <- options(pysdcmicro.command = NULL)
-  on.exit(options(old))
-  cmd <- pysdcmicro_command()
-  if (!nzchar(Sys.which(cmd[1L]))) {
-    skip(paste0("the pysdcmicro command is not available (", cmd[1L],
-                "); set PYSDCMICRO_COMMAND to run these tests"))
+# Tests that need Python's pysdcmicro (found by reticulate) or sdcMicro skip with the reason
+# where they are absent. The references are sdcMicro's own results on the same data: nothing
+# is hard-coded.
+skip_without_python <- function() {
+  if (!pysdcmicro::pysdcmicro_available()) {
+    skip("Python's pysdcmicro is not importable by reticulate (set RETICULATE_PYTHON to a Python that has it)")
   }
 }
 
-skip_without_sdcmicro <- function() {
-  skip_without_command()
+skip_without_both <- function() {
   skip_if_not_installed("sdcMicro")
+  skip_without_python()
 }
 
-# A stand-in for the command: a shell script printing `stderr_lines` and exiting `status`.
-fake_command <- function(stderr_lines, status, stdout_lines = character(0)) {
-  path <- tempfile("fake-pysdcmicro-")
-  body <- c("#!/bin/sh",
-            sprintf("printf '%%s\\n' %s", shQuote(stdout_lines))[length(stdout_lines) > 0],
-            sprintf("printf '%%s\\n' %s >&2", shQuote(stderr_lines)),
-            sprintf("exit %d", status))
-  writeLines(body, path)
-  Sys.chmod(path, "0755")
-  path
+sdc_data <- function(name) {
+  e <- new.env()
+  utils::data(list = name, package = "sdcMicro", envir = e)
+  as.data.frame(e[[name]])
 }
 
-# A non-S4 object of class sdcMicroObj: passes the R-side check, needs no sdcMicro.
-fake_obj <- function() structure(list(), class = "sdcMicroObj")
-
-# pysdcmicro's information loss, computed here independently: 100 * SSE / SST on the
-# z-scores of the original numeric key variables (masked values are group means).
-il_of <- function(obj) {
-  x <- as.matrix(obj@origData[, obj@numVars, drop = FALSE])
-  m <- as.matrix(obj@manipNumVars)
-  mu <- colMeans(x)
-  s <- apply(x, 2, stats::sd)
-  z <- sweep(sweep(x, 2, mu), 2, s, "/")
-  zm <- sweep(sweep(m, 2, mu), 2, s, "/")
-  100 * sum((z - zm)^2) / sum(z^2)
+testdata_obj <- function(strata = NULL, data = sdc_data("testdata")) {
+  keys <- setdiff(c("urbrur", "roof", "walls", "water", "electcon", "relat", "sex"), strata)
+  sdcMicro::createSdcObj(data, keyVars = keys, numVars = c("expend", "income", "savings"),
+                         w = "sampling_weight", strataVar = strata)
 }
+
+tarragona_obj <- function() {
+  d <- sdc_data("Tarragona")
+  d$key <- factor(rep("all", nrow(d)))  # createSdcObj needs a key variable; a constant one identifies nobody
+  sdcMicro::createSdcObj(d, keyVars = "key", numVars = setdiff(names(d), "key"))
+}
+
+# Messages of an expression, and its value.
+with_messages <- function(expr) {
+  notes <- character(0)
+  value <- withCallingHandlers(expr, message = function(m) {
+    notes <<- c(notes, conditionMessage(m))
+    invokeRestart("muffleMessage")
+  })
+  list(value = value, messages = notes)
+}
+
+# Smallest group size of the masked values (rows with equal masked vectors share a group).
+min_group <- function(mx) min(table(do.call(paste, as.data.frame(mx))))
