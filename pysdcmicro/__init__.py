@@ -15,7 +15,7 @@ Quick start
 
 from __future__ import annotations
 
-__version__ = "0.1.0"
+from ._version import __version__
 
 import sys as _sys
 
@@ -41,13 +41,12 @@ from ._registry import MethodSpec
 from ._result import STATUSES, MicroaggregationResult, Solution
 from ._release import verify_release
 from ._standardize import standardize
-from .constructive import mdav, mu_approx, mu_approx_structure, vmdav
-from .optimization import column_generation, decomposition
-from .univariate import compress_tsp_mhm, mhm, tsp_mhm
-from .local_search import icsm, two_swap
+from .constructive import mu_approx_structure
+from ._methods import (auto, column_generation, compress_tsp_mhm, decomposition, icsm, mdav, mhm, mu_approx,
+                       tsp_mhm, two_swap, vmdav)
 from .reporting import Report, compare, report
 from . import large
-from .large import microaggregate_blocked
+from ._methods import microaggregate_blocked
 
 from . import _source_tree
 
@@ -105,13 +104,13 @@ def methods() -> dict[str, MethodSpec]:
     >>> "mdav" in methods()
     True
     """
-    from ._registry import all_methods
+    from ._methods import all_methods
 
     return all_methods()
 
 
 def improvements() -> dict[str, MethodSpec]:
     """Registered improvement steps (local search) by name."""
-    from ._registry import all_improvements
+    from ._methods import all_improvements
 
     return all_improvements()
