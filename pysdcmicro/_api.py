@@ -420,6 +420,15 @@ class Microaggregator:
             target.set_params(**values)
         return self
 
+    def __sklearn_tags__(self):
+        """scikit-learn's tags (read only by scikit-learn, so imported from it here): a
+        transformer of 2-D numeric data, missing values allowed, no target."""
+        from sklearn.utils import InputTags, Tags, TargetTags, TransformerTags
+
+        return Tags(estimator_type=None, target_tags=TargetTags(required=False),
+                    transformer_tags=TransformerTags(), input_tags=InputTags(allow_nan=True),
+                    non_deterministic=False)
+
     def fit(self, X: Any, y: Any = None) -> "Microaggregator":
         self.result_ = microaggregate(
             X, self.k, method=self.method, variables=self.variables, strata=self.strata,
