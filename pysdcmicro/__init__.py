@@ -63,6 +63,7 @@ __all__ = [
     "methods",
     "improvements",
     "mdav",
+    "auto",
     "column_generation",
     "decomposition",
     "mhm",

@@ -197,13 +197,17 @@ def microaggregate(frame: Any, k: int, *, variables: Any = None, method: str | C
     label_weights = isinstance(weights, (str, int, np.integer)) and not isinstance(weights, bool)
     ds = as_dataset(frame, variables, strata, missing=missing, exclude=[weights] if label_weights else None)
     w, weight_column = check_weights(weights, ds)
-    job = _pipeline.Job(ds=ds, k=check_k(k, ds.n), method=None, steps=[], time_limit=check_time_limit(time_limit),
-                        started=started, rng=rng, blocks=blocks, n_jobs=n_jobs, client=client, missing=missing,
-                        measure=measure, trim=trim, weights=w, weight_column=weight_column, decimals=decimals)
-    _check_run(job, scaling, strata_scaling, keep_history)
-    job.method = _pipeline.resolve_method(method, method_options)
-    job.steps = resolve_improve(improve, improve_options)
-    job.callback = _progress_callback(progress)
+    k = check_k(k, ds.n)
+    time_limit = check_time_limit(time_limit)
+    scaling, strata_scaling = _check_scaling(scaling, strata_scaling)
+    if not isinstance(keep_history, bool):
+        raise InvalidTypeError(f"`keep_history` must be True or False; got {keep_history!r}.")
+    job = _pipeline.Job(  # (keywords evaluated in order: method, then improve, then progress)
+        ds=ds, k=k, method=_pipeline.resolve_method(method, method_options),
+        steps=resolve_improve(improve, improve_options), callback=_progress_callback(progress), scaling=scaling,
+        strata_scaling=strata_scaling, rng=rng, time_limit=time_limit, started=started, keep_history=keep_history,
+        blocks=blocks, n_jobs=n_jobs, client=client, missing=missing, measure=measure, trim=trim, weights=w,
+        weight_column=weight_column, decimals=decimals)
     return _pipeline.run(job, stacklevel=2)
 
 
@@ -221,18 +225,15 @@ def _check_release(missing: Any, measure: Any, trim: Any, weights: Any, decimals
     return missing, measure, trim, decimals
 
 
-def _check_run(job: _pipeline.Job, scaling: Any, strata_scaling: Any, keep_history: Any) -> None:
-    """``scaling``, ``strata_scaling`` and ``keep_history`` checked into ``job``."""
-    job.scaling = check_choice(scaling, "scaling", SCALINGS)
-    job.strata_scaling = check_choice(strata_scaling, "strata_scaling", STRATA_SCALINGS)
-    if job.strata_scaling == "stratum" and job.scaling != "standardize":
+def _check_scaling(scaling: Any, strata_scaling: Any) -> tuple[str, str]:
+    scaling = check_choice(scaling, "scaling", SCALINGS)
+    strata_scaling = check_choice(strata_scaling, "strata_scaling", STRATA_SCALINGS)
+    if strata_scaling == "stratum" and scaling != "standardize":
         raise InvalidInputError(
-            f'`strata_scaling` must be "global" when `scaling` is {job.scaling!r}; got "stratum" '
+            f'`strata_scaling` must be "global" when `scaling` is {scaling!r}; got "stratum" '
             "(per-stratum z-scores need scaling=\"standardize\")."
         )
-    if not isinstance(keep_history, bool):
-        raise InvalidTypeError(f"`keep_history` must be True or False; got {keep_history!r}.")
-    job.keep_history = keep_history
+    return scaling, strata_scaling
 
 
 def _microaggregate_dask(frame: Any, k: int, *, variables: Any, strata: Any, client: Any, blocks: Any,

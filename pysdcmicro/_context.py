@@ -1,9 +1,9 @@
 """Run context handed to every algorithm core: randomness, time budget, progress, incumbent.
 
 * ``rng``: one :class:`numpy.random.Generator` made once at the public entry
-  (``np.random.default_rng(rng)``, STYLE item 9); solver seeds are drawn from it.
+  (``np.random.default_rng(rng)``); solver seeds are drawn from it.
 * ``deadline``: one ``time_limit`` in seconds, split across nested steps with
-  :meth:`Context.child` (STYLE item 10). Cores poll :meth:`Context.expired` and return
+  :meth:`Context.child`. Cores poll :meth:`Context.expired` and return
   their incumbent with status ``"limit"`` when it is; they never raise on time-out.
 * progress: cores call :meth:`Context.report`; the event (stage, iteration, best IL,
   lower bound, elapsed seconds) goes to the user's callback.

@@ -45,7 +45,8 @@ def mdav(X, k, *, variables=None, scaling="standardize", improve=None, rng=None,
         matters for a randomized ``improve`` step.
     missing_distance : {"imputed", "sdcmicro"}, default "imputed"
         How records with missing cells are grouped (``missing="keep"``). ``"imputed"``:
-        MDAV on z-scores where a missing cell is the column mean. ``"sdcmicro"``: the
+        MDAV on z-scores where a missing cell is imputed by regression on the record's
+        other columns (see ``missing`` in :func:`pysdcmicro.microaggregate`). ``"sdcmicro"``: the
         groups sdcMicro 5.8.1's ``microaggregation(method = "mdav")`` makes (rule found
         by black-box experiments, see :mod:`pysdcmicro.constructive._mdav_missing`):
         z-scores over the observed cells with the population sd, a cell missing in one

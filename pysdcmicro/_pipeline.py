@@ -153,7 +153,8 @@ def prepare(job: Job, *, stacklevel: int = 1) -> Prepared:
             code_cells = None
     has_missing = not observed.all()
     # overflow-free for any finite input (power-of-two pre-scaling); with missing cells the
-    # z-scores use the observed values and a missing cell is imputed by the mean (z = 0)
+    # z-scores use the observed values and a missing cell is imputed by regression on the
+    # record's other columns (standardization_with_missing)
     st = standardization_with_missing(ds.X) if has_missing else standardization(ds.X)
     if _no_spread(ds.X).all():  # no spread anywhere (0.0 == -0.0 here; missing cells left out)
         names = ", ".join(map(str, ds.variables))
@@ -402,7 +403,7 @@ def _first_observed(x: np.ndarray) -> float:
 
 
 def zscores(X: np.ndarray) -> np.ndarray:
-    """z-scores a partition is built on (missing cells imputed by the mean, z = 0)."""
+    """z-scores a partition is built on (missing cells imputed as :func:`prepare` does)."""
     if np.isnan(X).any():
         return standardization_with_missing(X).Z
     return standardize(X)[0]

@@ -17,12 +17,11 @@ index wins; a record's partner among equal gains may differ from a full rescan's
 from __future__ import annotations
 
 import time
-from typing import Any
 
 import numpy as np
 
 from .._context import Context
-from .._errors import InvalidInputError, InvalidTypeError
+from .._errors import InvalidTypeError
 from .._registry import register_improvement
 from .._result import Solution
 from .._validation import check_positive_int
