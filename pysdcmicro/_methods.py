@@ -5,6 +5,9 @@ chosen and that method's options as keyword-only parameters; the
 algorithm modules hold the cores only. :func:`microaggregate_blocked` is the large-data
 path's front. They sit above the facade: nothing in the package imports this module but
 the package's ``__init__`` (and :mod:`pysdcmicro.large`'s public name, lazily).
+
+The registry's readers are re-exported here (``all_methods``, ``get_method``...): imported
+from this module, they see every built-in method, whatever was imported before.
 """
 
 from __future__ import annotations
@@ -16,14 +19,14 @@ import numpy as np
 from ._api import microaggregate
 from ._context import Context
 from ._errors import InvalidInputError
-from ._registry import all_improvements, all_methods
+from ._registry import all_improvements, all_methods, get_improvement, get_method
 from ._result import Solution
 from .constructive import _vmdav
 from .large._blocked import DEFAULT_REPAIR_PASSES
 
 __all__ = ["mdav", "vmdav", "mu_approx", "mhm", "tsp_mhm", "compress_tsp_mhm", "icsm", "two_swap",
            "column_generation", "decomposition", "auto", "microaggregate_blocked", "all_methods",
-           "all_improvements"]
+           "all_improvements", "get_method", "get_improvement"]
 
 
 def mdav(X, k, *, variables=None, scaling="standardize", improve=None, rng=None, time_limit=None,

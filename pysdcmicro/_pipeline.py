@@ -26,7 +26,9 @@ import numpy as np
 import pandas as pd
 
 from . import _interrupt, _registry
-from . import constructive, local_search, optimization, univariate  # noqa: F401  (register the methods)
+# Importing the algorithm packages registers their methods (in this order, the order of the listings).
+from . import constructive, optimization, univariate, local_search  # noqa: F401, I001
+from .optimization import _auto  # noqa: F401
 from ._aggregate import group_statistic, round_release, standardization_with_missing
 from ._context import Context, TerminalProgress
 from ._errors import ConstantColumnWarning, InvalidInputError, InvalidTypeError, StratumTooSmallError
