@@ -148,7 +148,7 @@ def prepare(job: Job, *, stacklevel: int = 1) -> Prepared:
         code_cells = ds.X == mc.code
         for j in np.flatnonzero(code_cells.any(axis=0)):
             warnings.warn(f"column {ds.variables[j]!r} holds {mc.code:g} in {int(code_cells[:, j].sum())} cell(s): "
-                          f'{mc.option}="{mc.value}" treats {mc.code:g} as missing, as sdcMicro does.',
+                          f'{mc.option}="{mc.value}" treats {mc.code:g} as missing, as {mc.origin} does.',
                           UserWarning, stacklevel=stacklevel + 1)
         distance_missing = ~observed | code_cells
         if not code_cells.any():
@@ -197,8 +197,8 @@ def _plan(job: Job, prep: Prepared, root: Context) -> tuple[BlockPlan | None, di
         root._shared.threads = available_cores() if job.n_jobs is None or job.n_jobs == -1 else int(job.n_jobs)
     if plan is not None and prep.distance_missing is not None and prep.distance_missing.any():
         mc = spec.missing_code
-        raise InvalidInputError(f'`{mc.option}` "{mc.value}" reproduces sdcMicro\'s whole-data {spec.name}; it cannot '
-                                "run in blocks (got blocks/n_jobs/client); drop them or use the default "
+        raise InvalidInputError(f'`{mc.option}` "{mc.value}" reproduces {mc.origin}\'s whole-data {spec.name}; it '
+                                "cannot run in blocks (got blocks/n_jobs/client); drop them or use the default "
                                 f'"{spec.options[mc.option].default}".')
     if plan is not None and spec is not None:
         extra = {key: value for key, value in spec.block_defaults.items() if key not in options}

@@ -91,6 +91,7 @@ class MissingCode:
     option: str
     value: Any
     code: float
+    origin: str  # whose convention it is, named in the messages
 
     def applies(self, options: Mapping) -> bool:
         return options.get(self.option) == self.value

@@ -299,7 +299,7 @@ def _compiled_solve(nb, Z: np.ndarray, k: int, ctx: Context) -> Solution:
 
 
 @register_method("mdav", summary="MDAV, fixed group size k, exactly as sdcMicro and mu-ARGUS run it",
-                 missing_code=MissingCode("missing_distance", "sdcmicro", -999.0))  # sdcMicro's NA code
+                 missing_code=MissingCode("missing_distance", "sdcmicro", -999.0, "sdcMicro"))  # its NA code
 def _mdav_solver(Z: np.ndarray, k: int, ctx: Context, *, missing_distance: str = "imputed") -> Solution:
     if missing_distance not in ("imputed", "sdcmicro"):
         raise InvalidInputError(
