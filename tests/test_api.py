@@ -204,3 +204,23 @@ def test_sklearn_grid_search_over_k():
     search = model_selection.GridSearchCV(Microaggregator(method="mdav"), {"k": [2, 3, 5]}, scoring=score, cv=2)
     search.fit(X)
     assert search.best_params_ == {"k": 2}  # the smallest groups lose the least information
+
+
+def test_method_capabilities_are_fields_of_the_registry():
+    """What the pipeline does differently for a method comes from its registry entry."""
+    methods = pysdcmicro.methods()
+    code = methods["mdav"].missing_code
+    assert (code.option, code.value, code.code) == ("missing_distance", "sdcmicro", -999.0)
+    assert methods["vmdav"].threads and not methods["mdav"].threads
+    assert dict(methods["auto"].block_defaults) == {"effort": "light"}
+    assert all(spec.missing_code is None for name, spec in methods.items() if name != "mdav")
+
+
+def test_block_defaults_apply_on_blocks_only_unless_given():
+    X = make_synthetic(120, 2, rng=5)
+    blocked = microaggregate(X, 3, method="auto", blocks=40, n_jobs=1, rng=0)
+    assert blocked.settings["options"]["effort"] == "light"
+    given = microaggregate(X, 3, method="auto", blocks=40, n_jobs=1, rng=0, effort="full")
+    assert given.settings["options"]["effort"] == "full"
+    whole = microaggregate(X[:30], 3, method="auto", blocks=None, rng=0)
+    assert whole.settings["options"]["effort"] == "full"

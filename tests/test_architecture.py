@@ -35,6 +35,13 @@ KNOWN_FRONT_END_IMPORTS: set[tuple[str, str]] = {
     ("pysdcmicro.large._parquet", "pysdcmicro.cli"),
 }
 
+#: Imports of the layers above the cores from the large-data path, still being removed on the
+#: same branches (the command line's Parquet streaming).
+KNOWN_UPWARD_IMPORTS: set[tuple[str, str]] = {
+    ("pysdcmicro.large._parquet", "pysdcmicro"),
+    ("pysdcmicro.large._parquet", "pysdcmicro._api"),
+}
+
 
 @pytest.fixture(scope="module")
 def graph():
@@ -179,6 +186,42 @@ def test_front_ends_are_on_top(graph):
 def test_known_front_end_imports_are_still_there(graph):
     gone = KNOWN_FRONT_END_IMPORTS - _front_end_imports(graph)
     assert not gone, f"these imports are gone: remove them from KNOWN_FRONT_END_IMPORTS: {sorted(gone)}"
+
+
+def test_registry_is_a_leaf(graph):
+    """The registry imports no method module: methods register when their package is imported."""
+    assert graph.find_modules_directly_imported_by("pysdcmicro._registry") <= {"pysdcmicro._errors"}
+
+
+ALGORITHMS = ("pysdcmicro.constructive", "pysdcmicro.univariate", "pysdcmicro.local_search",
+              "pysdcmicro.optimization")
+ABOVE_THE_CORES = {"pysdcmicro", "pysdcmicro._api", "pysdcmicro._methods", "pysdcmicro._pipeline"}
+
+
+@pytest.mark.parametrize("package", ALGORITHMS + ("pysdcmicro.large",))
+def test_cores_and_large_path_never_import_the_layers_above(graph, package):
+    """Algorithm cores and the large-data path call down (a core imports the cores it uses; the
+    large path runs blocks through pysdcmicro._solve), never the pipeline, the facade or the
+    method functions. Only ``pysdcmicro.large``'s own ``__init__`` names its public front
+    (built in pysdcmicro._methods) lazily."""
+    bad = sorted(_upward_imports(graph, package) - KNOWN_UPWARD_IMPORTS)
+    assert not bad, "\n".join(f"{a} imports {b}" for a, b in bad)
+
+
+def _upward_imports(graph, package: str) -> set[tuple[str, str]]:
+    found = set()
+    for module in {package, *graph.find_descendants(package)}:
+        if module == "pysdcmicro.large":
+            continue
+        for imported in graph.find_modules_directly_imported_by(module):
+            if imported in ABOVE_THE_CORES:
+                found.add((module, imported))
+    return found
+
+
+def test_known_upward_imports_are_still_there(graph):
+    gone = KNOWN_UPWARD_IMPORTS - _upward_imports(graph, "pysdcmicro.large")
+    assert not gone, f"these imports are gone: remove them from KNOWN_UPWARD_IMPORTS: {sorted(gone)}"
 
 
 def test_cycle_check_can_fail():
