@@ -1,10 +1,10 @@
 """The public method functions: one function per registered method.
 
 Each is a thin, documented front for :func:`pysdcmicro.microaggregate` with its method
-chosen and that method's options as keyword-only parameters; the
+chosen by its registered name and that method's options as keyword-only parameters; the
 algorithm modules hold the cores only. :func:`microaggregate_blocked` is the large-data
-path's front. They sit above the facade: nothing in the package imports this module but
-the package's ``__init__`` (and :mod:`pysdcmicro.large`'s public name, lazily).
+path's front. They sit above the facade: only the package's ``__init__``, the front ends
+(command line, bridges) and, lazily, :mod:`pysdcmicro.large`'s public name import this module.
 
 The registry's readers are re-exported here (``all_methods``, ``get_method``...): imported
 from this module, they see every built-in method, whatever was imported before.
