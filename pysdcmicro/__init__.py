@@ -17,7 +17,7 @@ Quick start
 # imports no other module at all, so the command line guards its start-up against Ctrl-C
 # before anything heavy is imported (see ``pysdcmicro.__main__``).
 
-__version__ = "0.1.0"
+from ._version import __version__
 
 # Each public name and the module that defines it (relative to this package).
 _LAZY = {
@@ -40,21 +40,22 @@ _LAZY = {
     "Solution": "._result",
     "verify_release": "._release",
     "standardize": "._standardize",
-    "mdav": ".constructive",
-    "mu_approx": ".constructive",
+    "mdav": "._methods",
+    "mu_approx": "._methods",
     "mu_approx_structure": ".constructive",
-    "vmdav": ".constructive",
-    "column_generation": ".optimization",
-    "decomposition": ".optimization",
-    "compress_tsp_mhm": ".univariate",
-    "mhm": ".univariate",
-    "tsp_mhm": ".univariate",
-    "icsm": ".local_search",
-    "two_swap": ".local_search",
+    "vmdav": "._methods",
+    "column_generation": "._methods",
+    "decomposition": "._methods",
+    "compress_tsp_mhm": "._methods",
+    "mhm": "._methods",
+    "tsp_mhm": "._methods",
+    "icsm": "._methods",
+    "two_swap": "._methods",
     "Report": ".reporting",
     "compare": ".reporting",
     "report": ".reporting",
-    "microaggregate_blocked": ".large",
+    "microaggregate_blocked": "._methods",
+    "auto": "._methods",
 }
 # Subpackages, imported on first use as well.
 _SUBMODULES = ("constructive", "datasets", "large", "local_search", "metrics", "optimization", "reporting",
@@ -71,6 +72,7 @@ __all__ = [
     "methods",
     "improvements",
     "mdav",
+    "auto",
     "column_generation",
     "decomposition",
     "mhm",
@@ -128,13 +130,13 @@ def methods() -> "dict[str, MethodSpec]":
     >>> "mdav" in methods()
     True
     """
-    from ._registry import all_methods
+    from ._methods import all_methods
 
     return all_methods()
 
 
 def improvements() -> "dict[str, MethodSpec]":
     """Registered improvement steps (local search) by name."""
-    from ._registry import all_improvements
+    from ._methods import all_improvements
 
     return all_improvements()

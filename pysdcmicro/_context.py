@@ -1,9 +1,9 @@
 """Run context handed to every algorithm core: randomness, time budget, progress, incumbent.
 
 * ``rng``: one :class:`numpy.random.Generator` made once at the public entry
-  (``np.random.default_rng(rng)``, STYLE item 9); solver seeds are drawn from it.
+  (``np.random.default_rng(rng)``); solver seeds are drawn from it.
 * ``deadline``: one ``time_limit`` in seconds, split across nested steps with
-  :meth:`Context.child` (STYLE item 10). Cores poll :meth:`Context.expired` and return
+  :meth:`Context.child`. Cores poll :meth:`Context.expired` and return
   their incumbent with status ``"limit"`` when it is; they never raise on time-out.
 * progress: cores call :meth:`Context.report`; the event (stage, iteration, best IL,
   lower bound, elapsed seconds) goes to the user's callback.
@@ -14,13 +14,14 @@
 from __future__ import annotations
 
 import math
+import sys
 import time
 from dataclasses import dataclass, field
 from typing import Any, Callable
 
 import numpy as np
 
-__all__ = ["Deadline", "Context", "ProgressEvent"]
+__all__ = ["Deadline", "Context", "ProgressEvent", "TerminalProgress"]
 
 
 class Deadline:
@@ -242,3 +243,102 @@ class Context:
 
     def set_sst(self, sst: float | None) -> None:
         self._shared.sst = sst
+
+
+class TerminalProgress:
+    """Show progress events on a terminal (stderr by default).
+
+    On a terminal (``live``): one line, rewritten in place with a carriage return at most
+    every ``interval`` seconds (0.1 s by default), fitted to the terminal's width by
+    dropping the least important fields whole (never cut mid-number), ended with a newline
+    by :meth:`close`. Elsewhere (a log file, a notebook): one line per event, at most every
+    ``interval`` seconds (2 s by default). The last event is always shown by :meth:`close`,
+    so the final state (best IL, bound) is on screen when the run ends.
+
+    A *heartbeat* (a daemon thread) shows the last state again, its clock moved on, when no
+    line was shown for ``heartbeat`` seconds (2 s by default; ``None``: off), so a long step
+    that reports nothing (a solver call, a worker process) still updates the display.
+    """
+
+    def __init__(self, interval: float | None = None, stream=None, *, live: bool | None = None,
+                 heartbeat: float | None = 2.0):
+        import threading
+
+        self.stream = stream if stream is not None else sys.stderr
+        if live is None:
+            isatty = getattr(self.stream, "isatty", None)
+            live = bool(isatty()) if callable(isatty) else False
+        self.live = live
+        self.interval = interval if interval is not None else (0.1 if live else 2.0)
+        self.heartbeat = heartbeat
+        self._last = -math.inf
+        self._pending: ProgressEvent | None = None
+        self._latest: tuple[ProgressEvent, float] | None = None
+        self._width = 0
+        self._shown = False
+        self._lock = threading.RLock()
+        self._thread = None
+        self._closed = threading.Event()
+
+    def __call__(self, event: ProgressEvent) -> None:
+        now = time.monotonic()
+        with self._lock:
+            self._latest = (event, now)
+            if now - self._last >= self.interval:
+                self._last = now
+                self._show(event)
+            else:
+                self._pending = event
+        if self.heartbeat is not None and self._thread is None:
+            import threading
+
+            self._thread = threading.Thread(target=self._beat, name="pysdcmicro-progress", daemon=True)
+            self._thread.start()
+
+    def _beat(self) -> None:
+        period = max(0.05, self.heartbeat / 4)
+        while not self._closed.wait(period):
+            with self._lock:
+                now = time.monotonic()
+                if self._latest is None or now - self._last < self.heartbeat:
+                    continue
+                event, when = self._latest
+                import dataclasses
+
+                moved = dataclasses.replace(event, elapsed=event.elapsed + (now - when))
+                self._last = now
+                self._show(moved)
+
+    def _show(self, event: ProgressEvent) -> None:
+        self._pending = None
+        self._shown = True
+        try:
+            if self.live:
+                import shutil
+
+                columns = shutil.get_terminal_size((100, 24)).columns - 1
+                text = event.fit(columns)
+                self.stream.write("\r" + text.ljust(self._width))
+                self._width = len(text)
+            else:
+                self.stream.write(str(event) + "\n")
+            self.stream.flush()
+        except (OSError, ValueError):  # a closed stream must never stop the computation
+            pass
+
+    def close(self) -> None:
+        """Show the last event if it was held back, and end the live line."""
+        self._closed.set()
+        if self._thread is not None:
+            self._thread.join(timeout=1.0)
+            self._thread = None
+        with self._lock:
+            if self._pending is not None:
+                self._show(self._pending)
+            if self.live and self._shown:
+                try:
+                    self.stream.write("\n")
+                    self.stream.flush()
+                except (OSError, ValueError):
+                    pass
+                self._shown = False

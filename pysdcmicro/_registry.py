@@ -1,7 +1,10 @@
-"""The one registry of methods and improvement steps (STYLE item 1).
+"""The one registry of methods and improvement steps: a dict per kind and a decorator.
 
 :func:`pysdcmicro.microaggregate`, the estimator class, the CLI, the docs and the
-contract tests all read it. A *method* core has the signature::
+contract tests all read it. It is a leaf: it imports no method module. A method registers
+when its module is imported; :mod:`pysdcmicro._pipeline` imports every algorithm package,
+so anything that has imported the pipeline (the facade, :mod:`pysdcmicro._methods`, the
+command line) sees every built-in method. A *method* core has the signature::
 
     solver(Z, k, ctx, *, option1=default1, ...) -> Solution
 
@@ -21,13 +24,14 @@ import dataclasses
 import difflib
 import inspect
 import typing
-from dataclasses import dataclass
-from typing import Any, Callable
+from dataclasses import dataclass, field
+from typing import Any, Callable, Mapping
 
 from ._errors import InvalidInputError, InvalidTypeError
 
 __all__ = [
     "MethodSpec",
+    "MissingCode",
     "OptionSpec",
     "register_method",
     "register_improvement",
@@ -35,6 +39,8 @@ __all__ = [
     "get_improvement",
     "method_names",
     "improvement_names",
+    "all_methods",
+    "all_improvements",
 ]
 
 
@@ -75,8 +81,33 @@ class OptionSpec:
 
 
 @dataclass(frozen=True)
+class MissingCode:
+    """A method option under which a data value is a missing-value code.
+
+    With ``option=value`` the method reads the missing cells from ``ctx.missing_cells``,
+    cells holding ``code`` count as missing too (with a warning naming the column), a group
+    whose members all hold ``code`` in a column releases ``code`` there, and the method
+    needs the whole data (it cannot run in blocks).
+    """
+
+    option: str
+    value: Any
+    code: float
+    origin: str  # whose convention it is, named in the messages
+
+    def applies(self, options: Mapping) -> bool:
+        return options.get(self.option) == self.value
+
+
+@dataclass(frozen=True)
 class MethodSpec:
-    """A registered method or improvement step."""
+    """A registered method or improvement step, with the capabilities the pipeline reads.
+
+    ``block_defaults``: options given to the method when it runs on the blocks of the
+    large-data path, unless the caller gave them. ``threads``: the whole-data core may use
+    ``ctx.threads`` threads (the caller's ``n_jobs``). ``missing_code``: see
+    :class:`MissingCode`.
+    """
 
     name: str
     core: Callable
@@ -84,6 +115,9 @@ class MethodSpec:
     kind: str  # "method" or "improvement"
     randomized: bool
     options: dict
+    block_defaults: Mapping = field(default_factory=dict)
+    threads: bool = False
+    missing_code: MissingCode | None = None
 
     def check_options(self, options: dict) -> None:
         unknown = [name for name in options if name not in self.options]
@@ -146,23 +180,28 @@ def _options_of_dataclass(cls: type) -> dict:
     return opts
 
 
-def _register(table: dict, kind: str, name: str, summary: str, randomized: bool, options: type | None):
+def _register(table: dict, kind: str, name: str, summary: str, randomized: bool, options: type | None,
+              **capabilities: Any):
     def decorator(core: Callable) -> Callable:
         if name in table:
             raise ValueError(f"{kind} {name!r} is registered twice")
         found = _options_of(core) if options is None else _options_of_dataclass(options)
         table[name] = MethodSpec(name=name, core=core, summary=summary, kind=kind,
-                                 randomized=randomized, options=found)
+                                 randomized=randomized, options=found, **capabilities)
         return core
     return decorator
 
 
-def register_method(name: str, *, summary: str, randomized: bool = False, options: type | None = None):
+def register_method(name: str, *, summary: str, randomized: bool = False, options: type | None = None,
+                    block_defaults: Mapping | None = None, threads: bool = False,
+                    missing_code: MissingCode | None = None):
     """Decorator registering ``solver(Z, k, ctx, **options) -> Solution`` under ``name``.
 
     The options are the solver's keyword-only parameters, or, with ``options``, the fields of
-    that dataclass (each with a default)."""
-    return _register(_METHODS, "method", name, summary, randomized, options)
+    that dataclass (each with a default). The keywords after ``options`` are capabilities (see
+    :class:`MethodSpec`)."""
+    return _register(_METHODS, "method", name, summary, randomized, options,
+                     block_defaults=dict(block_defaults or {}), threads=threads, missing_code=missing_code)
 
 
 def register_improvement(name: str, *, summary: str, randomized: bool = False, options: type | None = None):
@@ -172,7 +211,6 @@ def register_improvement(name: str, *, summary: str, randomized: bool = False, o
 
 
 def _lookup(table: dict, kind: str, name: Any) -> MethodSpec:
-    _load_all()
     if not isinstance(name, str):
         raise InvalidTypeError(f"`{'method' if kind == 'method' else 'improve'}` must be a {kind} name; got {name!r}.")
     key = name.strip().lower().replace("_", "-")
@@ -194,32 +232,17 @@ def get_improvement(name: str) -> MethodSpec:
 
 
 def method_names() -> list[str]:
-    _load_all()
     return list(_METHODS)
 
 
 def improvement_names() -> list[str]:
-    _load_all()
     return list(_IMPROVEMENTS)
 
 
 def all_methods() -> dict[str, MethodSpec]:
-    _load_all()
     return dict(_METHODS)
 
 
 def all_improvements() -> dict[str, MethodSpec]:
-    _load_all()
     return dict(_IMPROVEMENTS)
 
-
-_LOADED = False
-
-
-def _load_all() -> None:
-    """Import every module that registers something (once)."""
-    global _LOADED
-    if _LOADED:
-        return
-    _LOADED = True
-    from . import _methods_index  # noqa: F401  (imports register the methods)

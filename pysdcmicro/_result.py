@@ -1,5 +1,5 @@
 """What algorithm cores return (:class:`Solution`) and what users get back
-(:class:`MicroaggregationResult`, STYLE item 4).
+(:class:`MicroaggregationResult`).
 """
 
 from __future__ import annotations

@@ -1,4 +1,4 @@
-"""Input validation at the public boundary (STYLE item 3).
+"""Input validation at the public boundary: checked once, then arrays for the pipeline.
 
 Public entry points call :func:`as_dataset` and the ``check_*`` helpers once; private
 algorithm cores receive float64 C-contiguous arrays and never re-check.
@@ -461,7 +461,7 @@ def check_variable_groups(variables: Any) -> list | None:
 
 
 # ---------------------------------------------------------------------------
-# Seeds (issue 19 item 8) and default variables (issue 14 item 4)
+# Seeds and default variables
 # ---------------------------------------------------------------------------
 def check_rng(rng: Any, name: str = "rng") -> Any:
     """``rng`` must be None, a non-negative integer, or a numpy Generator / SeedSequence.

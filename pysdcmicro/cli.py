@@ -673,7 +673,7 @@ def _build_parser() -> argparse.ArgumentParser:
 
 
 def _cmd_methods(args: argparse.Namespace) -> int:
-    from ._registry import all_improvements, all_methods
+    from ._methods import all_improvements, all_methods
 
     print("Methods (--method NAME):")
     for name, spec in all_methods().items():
@@ -696,7 +696,7 @@ def _cmd_methods(args: argparse.Namespace) -> int:
 def _cmd_microaggregate(args: argparse.Namespace) -> int:
     from ._api import _progress_callback, microaggregate
     from ._validation import check_rng
-    from ._registry import get_improvement, get_method
+    from ._methods import get_improvement, get_method
 
     _check_output_paths({"INPUT": args.input},
                         {"--output": args.output, "--report": args.report, "--html": args.html})
@@ -958,7 +958,7 @@ def _cmd_report(args: argparse.Namespace) -> int:
 
 def _cmd_demo(args: argparse.Namespace) -> int:
     from ._api import microaggregate
-    from ._registry import get_method
+    from ._methods import get_method
     from .datasets import make_demo_data
 
     _check_output_paths({}, {"--original": args.original, "--output": args.output, "--report": args.report,

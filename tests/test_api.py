@@ -142,3 +142,85 @@ def test_methods_registry_is_public():
     assert "mdav" in pysdcmicro.methods()
     spec = pysdcmicro.methods()["mdav"]
     assert spec.summary and spec.kind == "method"
+
+
+# -- scikit-learn's estimator contract ---------------------------------------------------------------
+# The checks of sklearn.utils.estimator_checks that apply to a transformer of DataFrames whose
+# parameters include the method's options. Not run, and why:
+#   check_n_features_in: fit stores the result (result_, labels_), not n_features_in_: the
+#     output is the caller's whole frame, columns chosen by `variables`, not a feature matrix.
+#   check_fit2d_1sample: one record is refused with "`k` must be <= the number of records",
+#     not scikit-learn's "n_samples=1" wording.
+#   check_estimators_nan_inf: missing values are allowed (missing="keep"), by design.
+SKLEARN_CHECKS = ["check_estimator_cloneable", "check_parameters_default_constructible",
+                  "check_get_params_invariance", "check_set_params", "check_no_attributes_set_in_init",
+                  "check_dont_overwrite_parameters", "check_estimators_overwrite_params", "check_estimator_repr",
+                  "check_fit_idempotent", "check_transformer_general", "check_fit2d_1feature",
+                  "check_estimators_dtypes", "check_transformer_data_not_an_array", "check_fit_check_is_fitted",
+                  "check_do_not_raise_errors_in_init_or_set_params"]
+
+
+@pytest.mark.parametrize("check", SKLEARN_CHECKS)
+def test_sklearn_estimator_checks(check):
+    estimator_checks = pytest.importorskip("sklearn.utils.estimator_checks",
+                                           reason="scikit-learn runs its own estimator checks")
+    import warnings
+
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")  # constant or identifier-like columns in scikit-learn's test data
+        getattr(estimator_checks, check)("Microaggregator", Microaggregator(k=3, method="mdav", rng=0))
+
+
+def test_sklearn_clone_keeps_every_parameter_and_method_option():
+    base = pytest.importorskip("sklearn.base", reason="scikit-learn's clone")
+    est = Microaggregator(k=4, method="mu-approx", rng=7, randomized=False, time_limit=5.0)
+    copy = base.clone(est)
+    assert copy is not est
+    assert copy.get_params() == est.get_params()
+    assert copy.get_params()["randomized"] is False and copy.get_params()["k"] == 4
+    assert not hasattr(copy, "result_")
+
+
+def test_get_params_and_set_params_round_trip():
+    est = Microaggregator(k=3, method="icsm", max_restarts=2)
+    params = est.get_params(deep=True)
+    assert params == est.get_params(deep=False)  # no parameter is itself an estimator
+    assert params["max_restarts"] == 2 and params["method"] == "icsm"
+    assert est.set_params(k=5, max_restarts=4, pool_size=50) is est
+    assert (est.k, est.get_params()["max_restarts"], est.get_params()["pool_size"]) == (5, 4, 50)
+    X = np.random.default_rng(0).normal(size=(30, 2))
+    assert est.fit(X).result_.settings["options"]["pool_size"] == 50
+    with pytest.raises(pysdcmicro.InvalidInputError, match="has no option 'no_such_option'"):
+        Microaggregator(k=3, method="mdav").set_params(no_such_option=1).fit(X)
+
+
+def test_sklearn_grid_search_over_k():
+    model_selection = pytest.importorskip("sklearn.model_selection", reason="scikit-learn's grid search")
+    X = np.random.default_rng(1).normal(size=(40, 2))
+
+    def score(estimator, X, y=None):
+        return -estimator.information_loss_
+
+    search = model_selection.GridSearchCV(Microaggregator(method="mdav"), {"k": [2, 3, 5]}, scoring=score, cv=2)
+    search.fit(X)
+    assert search.best_params_ == {"k": 2}  # the smallest groups lose the least information
+
+
+def test_method_capabilities_are_fields_of_the_registry():
+    """What the pipeline does differently for a method comes from its registry entry."""
+    methods = pysdcmicro.methods()
+    code = methods["mdav"].missing_code
+    assert (code.option, code.value, code.code) == ("missing_distance", "sdcmicro", -999.0)
+    assert methods["vmdav"].threads and not methods["mdav"].threads
+    assert dict(methods["auto"].block_defaults) == {"effort": "light"}
+    assert all(spec.missing_code is None for name, spec in methods.items() if name != "mdav")
+
+
+def test_block_defaults_apply_on_blocks_only_unless_given():
+    X = make_synthetic(120, 2, rng=5)
+    blocked = microaggregate(X, 3, method="auto", blocks=40, n_jobs=1, rng=0)
+    assert blocked.settings["options"]["effort"] == "light"
+    given = microaggregate(X, 3, method="auto", blocks=40, n_jobs=1, rng=0, effort="full")
+    assert given.settings["options"]["effort"] == "full"
+    whole = microaggregate(X[:30], 3, method="auto", blocks=None, rng=0)
+    assert whole.settings["options"]["effort"] == "full"

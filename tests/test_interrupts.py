@@ -207,10 +207,10 @@ def test_second_ctrl_c_aborts_and_writes_nothing(tmp_path, monkeypatch, capsys):
 
 
 def test_ctrl_c_in_read_then_again_in_the_fallback_aborts(tmp_path, monkeypatch):
-    from pysdcmicro import _api, cli
+    from pysdcmicro import _pipeline, cli
 
     _sigint_inside(monkeypatch, cli, "read_table")
-    _sigint_inside(monkeypatch, _api, "_principal_axis_runs_by_stratum")
+    _sigint_inside(monkeypatch, _pipeline, "principal_axis_runs_by_stratum")
     code, out, rep = _run(tmp_path)
     assert code == 130 and not out.exists()
 

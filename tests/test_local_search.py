@@ -462,7 +462,8 @@ def test_icsm_time_limit_and_progress():
     assert ils == sorted(ils, reverse=True) or not ils
     # an expired deadline at entry still returns a valid partition (MDAV)
     res = pysdcmicro.icsm(X, 3, time_limit=1e-9)
-    assert_k_partition(res.labels, 200, 3) and res.status == "limit"
+    assert_k_partition(res.labels, 200, 3)
+    assert res.status == "limit"
 
 
 def test_icsm_improvement_after_any_method():

@@ -149,9 +149,8 @@ def test_ctrl_c_in_the_cli_writes_the_incumbent_and_a_report(tmp_path):
     make_demo_data(60, rng=1).to_csv(data, index=False)
     out, rep = tmp_path / "out.csv", tmp_path / "rep.json"
     script = SLOW_METHOD + textwrap.dedent(f"""
-        from pysdcmicro._registry import register_method, _load_all
+        from pysdcmicro._registry import register_method
         from pysdcmicro import cli
-        _load_all()
         def slow(Z, k, ctx):
             return slow_search(Z, k, ctx)
         register_method("slow-test", summary="test only")(slow)
@@ -170,10 +169,9 @@ def test_ctrl_c_in_the_cli_writes_the_incumbent_and_a_report(tmp_path):
 # -- terminal or not -----------------------------------------------------------------------------------
 CHATTY = textwrap.dedent("""
     import sys, time
-    from pysdcmicro._registry import register_method, _load_all
+    from pysdcmicro._registry import register_method
     from pysdcmicro.constructive import mdav_labels
     from pysdcmicro import cli, sse
-    _load_all()
     def chatty(Z, k, ctx):
         labels = mdav_labels(Z, k)
         for i in range(8):

@@ -52,7 +52,7 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
 
 
 def _list_methods() -> int:
-    from pysdcmicro._registry import all_methods
+    from pysdcmicro._methods import all_methods
 
     for name, spec in all_methods().items():
         print(f"{name}\t{' '.join(str(spec.summary).split())}")
@@ -79,7 +79,7 @@ def run(args: argparse.Namespace) -> int:
         raise InvalidInputError(f"OUT.rds {args.output!r}: folder {out_dir!r} does not exist.")
 
     from pysdcmicro.cli import _parse_options, _split_list
-    from pysdcmicro._registry import get_method
+    from pysdcmicro._methods import get_method
 
     spec = get_method(args.method)  # unknown names fail here, before R starts
     options = _parse_options(args.option, spec, f"method {args.method!r}")

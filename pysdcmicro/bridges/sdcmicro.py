@@ -756,7 +756,7 @@ def _method_items(methods: Any) -> list[tuple[str, str, Any, dict]]:
                 raise InvalidInputError(f"options are not supported for sdcMicro methods; got {options!r} for {item!r}.")
             items.append((item, "sdcMicro", name, {}))
         else:
-            from pysdcmicro._registry import get_method
+            from pysdcmicro._methods import get_method
 
             spec = get_method(item)  # raises with the list of methods and a suggestion
             spec.check_options(options)

@@ -1,8 +1,7 @@
 """Constructive heuristics: build a k-partition from scratch (MDAV, V-MDAV, mu-Approx)."""
 
-from ._mdav import mdav, mdav_labels
-from ._mu_approx import MuApproxStructure, SteinerTree, mu_approx, mu_approx_structure
-from ._vmdav import vmdav, vmdav_labels
+from ._mdav import mdav_labels
+from ._mu_approx import MuApproxStructure, SteinerTree, mu_approx_structure
+from ._vmdav import vmdav_labels
 
-__all__ = ["mdav", "mdav_labels", "mu_approx", "mu_approx_structure", "MuApproxStructure", "SteinerTree",
-           "vmdav", "vmdav_labels"]
+__all__ = ["mdav_labels", "mu_approx_structure", "MuApproxStructure", "SteinerTree", "vmdav_labels"]

@@ -39,7 +39,7 @@ import numpy as np
 
 from .._context import Context
 from .._errors import InvalidInputError
-from .._registry import register_method
+from .._registry import MissingCode, register_method
 from .._result import Solution
 
 __all__ = ["mdav", "mdav_labels"]
@@ -298,7 +298,8 @@ def _compiled_solve(nb, Z: np.ndarray, k: int, ctx: Context) -> Solution:
     return Solution(labels=labels, status="done")
 
 
-@register_method("mdav", summary="MDAV, fixed group size k, exactly as sdcMicro and mu-ARGUS run it")
+@register_method("mdav", summary="MDAV, fixed group size k, exactly as sdcMicro and mu-ARGUS run it",
+                 missing_code=MissingCode("missing_distance", "sdcmicro", -999.0, "sdcMicro"))  # its NA code
 def _mdav_solver(Z: np.ndarray, k: int, ctx: Context, *, missing_distance: str = "imputed") -> Solution:
     if missing_distance not in ("imputed", "sdcmicro"):
         raise InvalidInputError(
@@ -314,66 +315,3 @@ def _mdav_solver(Z: np.ndarray, k: int, ctx: Context, *, missing_distance: str =
         return _compiled_solve(nb, Z, k, ctx)
     labels = mdav_labels(Z, k)
     return Solution(labels=labels, status="done")
-
-
-def mdav(X, k, *, variables=None, scaling="standardize", improve=None, rng=None, time_limit=None,
-         progress=None, missing="keep", missing_distance="imputed"):
-    """Microaggregate with MDAV (fixed group size ``k``).
-
-    The fixed-size Maximum Distance to Average Vector heuristic, as sdcMicro's
-    ``microaggregation(method = "mdav")`` and mu-ARGUS run it (same groups, same IL).
-
-    Parameters
-    ----------
-    X : DataFrame or array_like of shape (n, p)
-        Records; never modified.
-    k : int
-        Minimum group size (>= 2, <= n). Every group has k records except the last one,
-        which has k..2k-1.
-    variables, scaling, improve, rng, time_limit, progress
-        As in :func:`pysdcmicro.microaggregate`. MDAV is deterministic: ``rng`` only
-        matters for a randomized ``improve`` step.
-    missing_distance : {"imputed", "sdcmicro"}, default "imputed"
-        How records with missing cells are grouped (``missing="keep"``). ``"imputed"``:
-        MDAV on z-scores where a missing cell is the column mean. ``"sdcmicro"``: the
-        groups sdcMicro 5.8.1's ``microaggregation(method = "mdav")`` makes (rule found
-        by black-box experiments, see :mod:`pysdcmicro.constructive._mdav_missing`):
-        z-scores over the observed cells with the population sd, a cell missing in one
-        record of a pair costs the column's squared range, missing in both costs 0, and a
-        genuine ``-999`` counts as missing (sdcMicro's code for NA; warned once per
-        column; its released value is the group mean of the other members, as sdcMicro).
-        This mode standardizes the columns itself (whatever ``scaling`` says) and is
-        MDAV's own grouping without missing cells.
-
-    Returns
-    -------
-    MicroaggregationResult
-
-    Notes
-    -----
-    Time O(n^2 d / k), memory O(n d). Ties: the farthest record with the lowest row
-    position, nearest records at exactly equal distance from the highest row positions
-    first (the mu-ARGUS/sdcMicro order).
-
-    References
-    ----------
-    J. Domingo-Ferrer, J. M. Mateo-Sanz, "Practical data-oriented microaggregation for
-    statistical disclosure control", IEEE TKDE 14 (2002) 189-201.
-
-    Examples
-    --------
-    >>> import numpy as np
-    >>> from pysdcmicro import mdav
-    >>> X = np.array([[1.0, 2.0], [1.1, 2.1], [0.9, 1.9], [5.0, 5.0], [5.2, 5.1], [4.9, 5.2]])
-    >>> res = mdav(X, 3)
-    >>> res.labels.tolist()
-    [0, 0, 0, 1, 1, 1]
-    >>> round(res.information_loss, 4)
-    0.2746
-    """
-    from .._api import microaggregate
-
-    return microaggregate(X, k, method="mdav", variables=variables, scaling=scaling, improve=improve,
-                          rng=rng, time_limit=time_limit, progress=progress, missing=missing,
-                          missing_distance=missing_distance)
-

@@ -430,7 +430,7 @@ def _extend_full(R, norms, members, alive, labels, idx, g, k, g2, tol) -> int:
 
 
 @register_method("vmdav", summary="V-MDAV, variable group sizes k..2k-1 (left-overs may reach 3k-2), "
-                 "extension parameter gamma")
+                 "extension parameter gamma", threads=True)
 def _vmdav_solver(Z: np.ndarray, k: int, ctx: Context, *, gamma: float = DEFAULT_GAMMA) -> Solution:
     gamma = check_number(gamma, "gamma", low=0.0)
     # threads: those of a whole-data vmdav call (``n_jobs``); one inside blocks or other methods
@@ -441,82 +441,3 @@ def _vmdav_solver(Z: np.ndarray, k: int, ctx: Context, *, gamma: float = DEFAULT
                         message=f"time limit reached after {info['stopped_extending']} groups: "
                                 "the remaining groups were built without extension (size k)")
     return Solution(labels=labels, status="done", info=info)
-
-
-def vmdav(X, k, *, gamma=DEFAULT_GAMMA, variables=None, scaling="standardize", improve=None, rng=None,
-          time_limit=None, progress=None):
-    """Microaggregate with V-MDAV (variable group size).
-
-    Groups are built one at a time from the record farthest from the data centroid, as in
-    MDAV, and then extended with nearby records while the next candidate is much closer to
-    the group than to the other unassigned records (``d_in < gamma * d_out``), up to 2k-1.
-
-    Parameters
-    ----------
-    X : DataFrame or array_like of shape (n, p)
-        Records; never modified.
-    k : int
-        Minimum group size (>= 2, <= n).
-    gamma : float, default 0.5
-        Extension parameter, >= 0. ``0`` never extends (fixed size k, plus left-overs);
-        larger values extend more. Solanas and Martinez-Balleste suggest about 0.2 for
-        scattered data and about 1.1 for clustered data.
-    variables, scaling, improve, rng, time_limit, progress
-        As in :func:`pysdcmicro.microaggregate`. V-MDAV is deterministic: ``rng`` only
-        matters for a randomized ``improve`` step. When ``time_limit`` runs out, the groups
-        still to build are not extended and the result has ``status="limit"``.
-
-    Returns
-    -------
-    MicroaggregationResult
-        Groups have k..2k-1 records, except that the fewer than k records left at the end
-        join the group with the nearest centroid, so a group can have up to 3k-2 records.
-
-    Notes
-    -----
-    The whole-data centroid is computed once; each group starts at the unassigned record
-    farthest from it, takes its k-1 nearest unassigned records, then grows by the
-    unassigned record ``e_min`` nearest to any member while ``d_in < gamma * d_out``
-    (``d_in``: distance from ``e_min`` to the group; ``d_out``: from ``e_min`` to its
-    nearest other unassigned record; Euclidean distances on the standardized data).
-    With ``gamma = 0`` this is not MDAV: seeds follow the fixed order of distance to the
-    data centroid and one group is built per step.
-
-    Ties: the record with the lowest row position wins (farthest, nearest, closest to the
-    group); a left-over record joins the lowest-numbered of equally near groups.
-
-    Default ``gamma = 0.5``, by measurement: on the 12 CASC instances (Tarragona, Census,
-    EIA; k = 3, 4, 5, 10) the geometric mean of IL relative to MDAV is 0.979 at 0.5 against
-    1.017 at 0.2; on scattered synthetic data 0.5 is within 1% of 0.2, on clustered data
-    mostly better. The best gamma varies by instance: for the lowest IL, try several. The
-    README's "V-MDAV details" lists the gammas that reproduce published IL values.
-
-    Time O(n^2 d / k) for the seeds (as MDAV) plus the extension, O(n^2 d) in the worst
-    case (scattered data in many dimensions); memory O(n d): no n x n distance matrix.
-    Distances are screened with BLAS and every decision re-made with exact differences.
-
-    References
-    ----------
-    A. Solanas, A. Martinez-Balleste, "V-MDAV: a multivariate microaggregation with
-    variable group size", COMPSTAT 2006, 917-925.
-
-    Examples
-    --------
-    >>> import numpy as np
-    >>> from pysdcmicro import vmdav
-    >>> X = np.array([[0.0, 0.0], [0.1, 0.0], [0.0, 0.1], [0.1, 0.1],   # three clusters of 4
-    ...               [4.0, 4.0], [4.1, 4.0], [4.0, 4.1], [4.1, 4.1],
-    ...               [8.0, 0.0], [8.1, 0.0], [8.0, 0.1], [8.1, 0.1]])
-    >>> res = vmdav(X, 3)
-    >>> res.labels.tolist()
-    [0, 0, 0, 0, 1, 1, 1, 1, 2, 2, 2, 2]
-    >>> round(res.information_loss, 4)
-    0.0468
-    >>> fixed = vmdav(X, 3, gamma=0)  # no extension: groups of 3 mix the clusters
-    >>> fixed.group_sizes.tolist(), round(fixed.information_loss, 4)
-    ([3, 3, 3, 3], 24.0929)
-    """
-    from .._api import microaggregate
-
-    return microaggregate(X, k, method="vmdav", gamma=gamma, variables=variables, scaling=scaling,
-                          improve=improve, rng=rng, time_limit=time_limit, progress=progress)

@@ -51,6 +51,7 @@ from typing import Any, Callable
 
 import numpy as np
 
+from .. import _registry
 from .._errors import InvalidInputError, InvalidTypeError, StratumTooSmallError
 from .._partition import sse as sse_of
 from .._result import Solution
@@ -113,8 +114,6 @@ def _check_repair(repair: Any) -> Any:
     if repair == "auto" or repair == "batch":
         return "batch"
     if isinstance(repair, str):
-        from .. import _registry
-
         return _registry.get_improvement(repair).name
     if callable(repair):
         return repair
@@ -168,8 +167,6 @@ def plan_blocks(blocks: Any, n_jobs: Any, client: Any, n: int, k: int) -> BlockP
     if not isinstance(repair_options, dict):
         raise InvalidTypeError(f"`repair_options` must be a dict; got {repair_options!r}.")
     if isinstance(repair, str) and repair != "batch":
-        from .. import _registry
-
         _registry.get_improvement(repair).check_options(repair_options)
     passes = _check_int(options.get("repair_passes", DEFAULT_REPAIR_PASSES), "repair_passes", 0)
     window = options.get("window_size")
@@ -180,6 +177,14 @@ def plan_blocks(blocks: Any, n_jobs: Any, client: Any, n: int, k: int) -> BlockP
     return BlockPlan(block_size=block_size, repair=repair, repair_options=dict(repair_options),
                      repair_passes=passes, window_size=window, repair_scope=scope, n_jobs=jobs, client=client,
                      reason=reason)
+
+
+def _repair_core(repair: Any) -> Any:
+    """What a repair task receives: "batch" (the built-in search), or the improvement core
+    itself (a registered name is looked up here, so a worker needs no registry)."""
+    if isinstance(repair, str) and repair != "batch":
+        return _registry.get_improvement(repair).core
+    return repair
 
 
 def _picklable(obj: Any) -> bool:
@@ -493,6 +498,7 @@ def _repair(plan: BlockPlan, Z, k, ctx, labels, strata, executor, memory, local_
     then starts from the groups at those borders (``repair_scope="borders"``; default ``"all"``:
     every group of a window starts unsettled)."""
     window_size = plan.window_size or plan.block_size
+    repair_core = _repair_core(plan.repair)
     status, message = "done", ""
     started_all = time.monotonic()
     for p in range(plan.repair_passes):
@@ -544,7 +550,7 @@ def _repair(plan: BlockPlan, Z, k, ctx, labels, strata, executor, memory, local_
 
         def make_args(i: int) -> tuple:
             rows = window_rows(i)
-            return (Z[rows], local(windows[i], rows), k, plan.repair, plan.repair_options, seeds[i],
+            return (Z[rows], local(windows[i], rows), k, repair_core, plan.repair_options, seeds[i],
                     _task_seconds(phase, executor.workers, n_win - i),
                     None if prev_region is None else prev_region[rows])
 

@@ -1,5 +1,6 @@
-"""Dask DataFrame input: read the chosen columns, run the large-data path, and give back a
-Dask DataFrame with those columns replaced, lazily, partition by partition.
+"""Dask DataFrame input: read the chosen columns (:func:`dask_input`); the facade runs the
+large-data path on them; :func:`dask_output` gives back a Dask DataFrame with those columns
+replaced, lazily, partition by partition.
 
 Only the columns microaggregated (and the stratum columns) are brought into this process,
 as an n x d float matrix; every other column stays in the Dask graph and is never read
@@ -9,6 +10,7 @@ graph carries O(n) labels plus O(g d) means, not a second copy of the data.
 
 from __future__ import annotations
 
+import contextlib
 import dataclasses
 import time
 from typing import Any
@@ -20,7 +22,7 @@ from .._errors import InvalidInputError
 from .._partition import group_means
 from .._validation import _is_numeric_series, _resolve_columns
 
-__all__ = ["microaggregate_dask_frame"]
+__all__ = ["DaskInput", "dask_input", "dask_output"]
 
 
 def _import_dask():
@@ -41,12 +43,22 @@ def _replace(part: pd.DataFrame, labels: np.ndarray, means: np.ndarray, columns:
     return out
 
 
-def microaggregate_dask_frame(ddf: Any, k: int, *, variables: Any = None, strata: Any = None, client: Any = None,
-                              blocks: Any = "auto", **kwargs: Any):
-    """:func:`pysdcmicro.microaggregate` on a Dask DataFrame (see the module docstring)."""
-    from .._api import microaggregate
+@dataclasses.dataclass
+class DaskInput:
+    """The chosen and stratum columns of a Dask DataFrame, brought into this process."""
 
-    started = time.monotonic()
+    local: pd.DataFrame  # the columns read, one pandas frame
+    chosen: list  # the columns to microaggregate
+    strata: list  # the stratum columns
+    needed: list  # the columns read
+    lengths: list  # rows of each partition
+    client: Any  # the cluster the blocks run on, or None
+
+
+@contextlib.contextmanager
+def dask_input(ddf: Any, *, variables: Any = None, strata: Any = None, client: Any = None):
+    """Read the chosen and stratum columns of ``ddf`` (see the module docstring); a client
+    made here from a scheduler address is closed on leaving the block."""
     dask, dd = _import_dask()
     meta = ddf._meta
     columns = list(meta.columns)
@@ -82,16 +94,24 @@ def microaggregate_dask_frame(ddf: Any, k: int, *, variables: Any = None, strata
         lengths = [len(f) for f in frames]
         local = pd.concat(frames, ignore_index=True) if frames else meta[needed].copy()
         del frames
-        res = microaggregate(local, k, variables=chosen or None, strata=strata_cols or None, client=client,
-                             blocks=blocks, **kwargs)
+        yield DaskInput(local=local, chosen=chosen, strata=strata_cols, needed=needed, lengths=lengths,
+                        client=client)
     finally:
         if own_client is not None:
             own_client.close()
+
+
+def dask_output(ddf: Any, inp: DaskInput, res: Any, started: float):
+    """The result of the run on ``inp.local`` with a lazy Dask DataFrame as its data: the
+    columns of ``ddf`` replaced partition by partition from the labels and group means."""
+    dask, dd = _import_dask()
+    meta = ddf._meta
+    local = inp.local
     varying = [c for c in res.variables if local[c].nunique(dropna=False) > 1]
     means = group_means(local[varying].to_numpy(dtype=np.float64), res.labels, res.n_groups) if varying \
         else np.empty((res.n_groups, 0))
     shared_means = dask.delayed(means, pure=True)
-    bounds = np.concatenate([[0], np.cumsum(lengths)]).astype(np.int64)
+    bounds = np.concatenate([[0], np.cumsum(inp.lengths)]).astype(np.int64)
     out_meta = meta.copy()
     for col in varying:
         out_meta[col] = out_meta[col].astype(np.float64)
@@ -102,5 +122,5 @@ def microaggregate_dask_frame(ddf: Any, k: int, *, variables: Any = None, strata
     ]
     data = dd.from_delayed(new_parts, meta=out_meta, divisions=ddf.divisions, verify_meta=False)
     info = dict(res.info)
-    info["dask_frame"] = {"partitions": int(ddf.npartitions), "columns_read": [str(c) for c in needed]}
+    info["dask_frame"] = {"partitions": int(ddf.npartitions), "columns_read": [str(c) for c in inp.needed]}
     return dataclasses.replace(res, data=data, info=info, seconds=time.monotonic() - started)

@@ -1,8 +1,8 @@
 """Work units of the large-data path, run in worker processes (or Dask workers).
 
 Module-level functions with plain, picklable arguments: a worker receives only its own
-block or window of records (never the whole data set), the method and improvement steps by
-registered name (or as the user's callable), a seed drawn up front from the caller's
+block or window of records (never the whole data set), the method core and the improvement
+steps resolved by the caller (so a worker needs no registry lookup), a seed drawn up front from the caller's
 ``rng`` and a time budget in seconds. What comes back is the block's labels and a few facts,
 among them the worker's process id and peak resident memory, so the caller can report the
 memory of its workers.
@@ -40,35 +40,26 @@ def peak_rss_kib() -> int:
     return int(peak // 1024) if os.uname().sysname == "Darwin" else int(peak)
 
 
-def _method_core(method: Any):
-    from .. import _registry
-
-    if isinstance(method, str):
-        return _registry.get_method(method).core
-    return method
-
-
 def _improver_core(improver: Any):
-    from .. import _registry
     from ._local import batch_local_search
 
-    if improver == "batch":
+    if isinstance(improver, str) and improver == "batch":
         return batch_local_search
-    if isinstance(improver, str):
-        return _registry.get_improvement(improver).core
     return improver
 
 
 def solve_block_task(Z: np.ndarray, k: int, method: Any, options: dict, improve: Any,
                      improve_options: dict | None, seed: int, seconds: float | None) -> dict:
-    """Run the method (then the improvement steps) on one block; labels 0..g-1 of the block."""
-    from .._api import _resolve_improve, _solve_block
+    """Run the method (then the improvement steps) on one block; labels 0..g-1 of the block.
+
+    ``method`` is the method core and ``improve`` the improvement steps, both resolved by the
+    caller (:func:`pysdcmicro._solve.resolve_improve`); ``improve_options`` is unused."""
     from .._context import Context
+    from .._solve import solve_block
 
     started = time.perf_counter()
     ctx = Context(seed, seconds)
-    steps = _resolve_improve(improve, improve_options)
-    sol, _ = _solve_block(_method_core(method), options, steps, np.ascontiguousarray(Z), k, ctx)
+    sol, _ = solve_block(method, options, list(improve or ()), np.ascontiguousarray(Z), k, ctx)
     return {"labels": np.asarray(sol.labels, dtype=np.int64), "status": sol.status, "message": sol.message,
             "info": sol.info, "seconds": time.perf_counter() - started, "pid": os.getpid(),
             "peak_kib": peak_rss_kib()}

@@ -1,7 +1,6 @@
 """Local search: improvement steps that take a k-partition and return one with SSE never
 higher (two-swap, ICSM's 1-opt / 2-opt / n-opt moves), ICSM as a method, and restarts."""
 
-from ._icsm import icsm
-from ._two_swap import two_swap
+from . import _icsm, _two_swap  # noqa: F401  (register icsm and two-swap)
 
-__all__ = ["two_swap", "icsm"]
+__all__: list[str] = []

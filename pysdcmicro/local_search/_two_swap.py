@@ -17,12 +17,11 @@ index wins; a record's partner among equal gains may differ from a full rescan's
 from __future__ import annotations
 
 import time
-from typing import Any
 
 import numpy as np
 
 from .._context import Context
-from .._errors import InvalidInputError, InvalidTypeError
+from .._errors import InvalidTypeError
 from .._registry import register_improvement
 from .._result import Solution
 from .._validation import check_positive_int
@@ -153,87 +152,3 @@ def _two_swap_improver(Z: np.ndarray, labels: np.ndarray, k: int, ctx: Context, 
         "time limit reached" if ctx.expired() else f"stopped after max_iterations={max_iterations} moves")
     return Solution(labels=P.labels, status=status, message=message,
                     info={"two_swap_moves": moves, "two_swap_sse_change": final - start})
-
-
-def _given_labels(labels: Any) -> Any:
-    """A method core that returns the caller's partition (checked against n and k)."""
-
-    def given(Z: np.ndarray, k: int, ctx: Context) -> Solution:
-        arr = np.asarray(labels)
-        n = Z.shape[0]
-        if arr.ndim != 1 or arr.shape[0] != n:
-            raise InvalidInputError(f"`labels` must hold one group label per record ({n}); got shape {arr.shape}.")
-        _, lab = np.unique(arr, return_inverse=True)
-        lab = lab.reshape(-1).astype(np.int64)
-        sizes = np.bincount(lab)
-        if sizes.min() < k:
-            g = int(np.argmin(sizes))
-            raise InvalidInputError(
-                f"`labels` must form groups of at least k={k} records; group {np.unique(arr)[g].tolist()!r} has {int(sizes[g])}.")
-        return Solution(labels=lab)
-
-    return given
-
-
-def two_swap(X, labels, k, *, one_opt=False, max_iterations=None, variables=None, scaling="standardize",
-             time_limit=None, progress=None):
-    """Improve a k-partition by best-improvement swaps of two records (and migrations).
-
-    Repeatedly applies the swap of two records in different groups that lowers the SSE
-    the most, until no swap lowers it (Castro, Gentile and Spagnolo-Arrizabalaga 2022,
-    Fig. 1). Group sizes never change, so a partition with groups of k..2k-1 records keeps
-    them. With ``one_opt=True`` the search also considers moving one record from a group
-    of more than ``k`` records to a group of fewer than ``2k - 1`` (ICSM's 1-opt move).
-
-    Parameters
-    ----------
-    X : DataFrame or array_like of shape (n, p)
-        Records; never modified.
-    labels : array_like of shape (n,) or str
-        The starting partition (one group label per record, every group with at least
-        ``k`` records), or the name of a method whose partition is improved (e.g.
-        ``"mdav"``).
-    k : int
-        Minimum group size.
-    one_opt : bool, default False
-        Also apply migrations of single records (sizes stay within k..2k-1).
-    max_iterations : int, optional
-        Stop after this many moves (status ``"limit"``).
-    variables, scaling, time_limit, progress
-        As in :func:`pysdcmicro.microaggregate`.
-
-    Returns
-    -------
-    MicroaggregationResult
-        ``info["two_swap_moves"]`` is the number of moves applied.
-
-    Notes
-    -----
-    The SSE change of swapping ``x`` (group A, ``a`` records) and ``y`` (group B, ``b``
-    records) is ``e(x, B) - e(x, A) + e(y, A) - e(y, B) - (1/a + 1/b) |x - y|^2`` with
-    ``e(x, G) = |x - centroid(G)|^2``: O(d) per pair, and one matrix product per block of
-    records. Every record keeps its best partner, and after a move only the pairs of the
-    two groups touched are re-evaluated, so a move costs O(k n d) instead of the O(n^2 d)
-    full scan. Memory O(n d + 256 n): no n x n matrix. The moves and their order are those
-    of Fig. 1's best-improvement loop (between equal gains, the lowest record index first).
-
-    References
-    ----------
-    J. Castro, C. Gentile, E. Spagnolo-Arrizabalaga, "An optimization-based decomposition
-    heuristic for the microaggregation problem", PSD 2022, LNCS 13463, section 3.
-
-    Examples
-    --------
-    >>> import numpy as np
-    >>> from pysdcmicro import two_swap
-    >>> X = np.array([[0.0], [1.0], [10.0], [11.0], [0.5], [10.5]])
-    >>> res = two_swap(X, [0, 0, 0, 1, 1, 1], 3)
-    >>> res.labels.tolist(), res.info["two_swap_moves"]
-    ([0, 0, 1, 1, 0, 1], 1)
-    """
-    from .._api import microaggregate
-
-    improve = ("two-swap", {"one_opt": one_opt, "max_iterations": max_iterations})
-    method = labels if isinstance(labels, str) else _given_labels(labels)
-    return microaggregate(X, k, method=method, improve=improve, variables=variables, scaling=scaling,
-                          time_limit=time_limit, progress=progress)

@@ -1121,7 +1121,7 @@ def _collect(future, name, best, components, ctx, until, stopper=None, interrupt
     return res
 
 
-@register_method("auto", randomized=True,
+@register_method("auto", randomized=True, block_defaults={"effort": "light"},  # blocks: MDAV + two-swap each
                  summary="the best partition the time allows: without time_limit a fixed, reproducible amount of "
                          "work (MDAV + two-swap, ICSM, ICSM restarts; never worse than MDAV + two-swap); with "
                          "time_limit a portfolio on every core (ICSM restarts, column generation for the bound, ...)")

@@ -46,13 +46,18 @@ _LP_SOLVERS = ("highs", "glop")
 
 
 def optional_spec(kind: str, name: str):
-    """The registered method (``kind="method"``) or improvement of that name, or None."""
-    from .. import _registry
+    """The method (``kind="method"``) or improvement step of that name that the seeds and
+    the final search use, imported directly (an object with ``name`` and ``core``), or None."""
+    from types import SimpleNamespace
 
-    try:
-        return (_registry.get_method if kind == "method" else _registry.get_improvement)(name)
-    except Exception:
-        return None
+    from ..constructive._vmdav import _vmdav_solver
+    from ..local_search._icsm import _icsm_improver
+    from ..local_search._two_swap import _two_swap_improver
+
+    cores = {("method", "vmdav"): _vmdav_solver, ("improvement", "two-swap"): _two_swap_improver,
+             ("improvement", "icsm"): _icsm_improver}
+    core = cores.get((kind, name))
+    return None if core is None else SimpleNamespace(name=name, core=core)
 
 
 def seed_partitions(Z: np.ndarray, k: int, ctx: Context, *, heuristic_share: float = 0.1,
@@ -1145,133 +1150,3 @@ def _solve_mip(Z, k, pool, pi, lower, best_labels, best_sse, ctx, mip_time, mip_
 def _column_generation_solver(Z: np.ndarray, k: int, ctx: Context, **options) -> Solution:
     ColumnGenerationOptions(**options).check()
     return solve_column_generation(Z, k, ctx, **options)
-
-
-def column_generation(X, k, *, variables=None, scaling="standardize", improve=None, rng=None,
-                      time_limit=None, progress=None, **options):
-    """Microaggregate by column generation, with a certified lower bound.
-
-    Solves the LP relaxation of the set-partitioning model (one column per group of
-    ``k..2k-1`` records, cost its SSE) by column generation, reports the Lagrangian lower
-    bound it proves, and returns the best integer partition of the generated groups (never
-    worse than the MDAV-based seeds).
-
-    Parameters
-    ----------
-    X : DataFrame or array_like of shape (n, p)
-    k : int
-    variables, scaling, improve, rng, time_limit, progress
-        As in :func:`pysdcmicro.microaggregate`.
-    **options
-        ``max_iterations``, ``neighbours`` (candidates per record in heuristic pricing; 0 =
-        auto), ``columns_per_iteration``, ``max_columns`` (pool cap), ``exact`` (CP-SAT
-        exact pricing when the heuristic finds nothing), ``exact_max_records`` (largest
-        reduced pricing model), ``pricing_time`` / ``pricing_deterministic_time`` (limit per
-        CP-SAT pricing call), ``anchor_time`` (first limit per anchored CP-SAT call; raised
-        fourfold, up to ``pricing_time``, when pricing stalls with anchors unproven, but
-        at most so that a whole round of them fits in ``stall_share`` (default 0.25, 0 =
-        never raise) of the time left), ``bound_share`` (default 0.15: the share of the
-        column-generation time kept for the bound search that runs when exact pricing did
-        not finish; it climbs from the nearest-neighbour dual-feasible point towards the
-        master's duals, see Notes), ``bound_steps`` (at most this many steps of that
-        search; default 16 under a time limit, else 0 = no search, since without a limit
-        nothing bounds its cost), ``exact_model`` ("anchored", or "global": one CP-SAT model
-        over the records left by per-record and per-pair bounds), ``enumerate_limit``
-        (enumerate every group when there are at most this many: proven optimum),
-        ``close_gap`` (after an optimal MIP with a gap <= 2 %, enumerate up to 50,000 groups
-        with reduced cost <= incumbent - bound and solve the MIP again), ``mip``, ``mip_solver`` ("highs" or "cpsat"), ``mip_columns`` (the MIP
-        uses at most this many pooled groups, those of least reduced cost, plus the
-        incumbent's; default 20,000; not applied when the MIP is part of an optimality proof), ``mip_time`` /
-        ``mip_deterministic_time`` (the latter for CP-SAT), ``workers`` (CP-SAT threads),
-        ``lp_solver`` ("glop" or "highs"), ``anchor_solver`` ("bb", default: the
-        per-anchor branch and bound of exact pricing, compiled with numba when installed,
-        and then every exact round prices every size completely; "cpsat": enumeration /
-        CP-SAT per anchor, the earlier solver), ``smoothing`` (Wentges smoothing of the duals priced,
-        heuristically and exactly, 0 = off; see Notes and benchmarks/results/colgen.md for
-        where it pays), ``exact_trigger`` (with smoothing: a heuristic round adding fewer
-        columns than this goes on to an exact round; default ``max(10, n/20)``),
-        ``heuristic_share`` (default 0.1: the share of a time
-        limit given to ICSM restarts for the seed; without a limit one ICSM run), ``ascent_share``
-        (default 0.2: the share of the column-generation time kept for the record ascent, which
-        runs when the LP was not solved; ``bound_share + ascent_share <= 0.9``),
-        ``ascent_steps`` (at most this many steps; default 50 under a time limit, else 0 = no
-        ascent; 0 too when called with seeds, as decomposition and auto do), ``ascent_nodes`` (node budget of each branch and bound in it, default 200) and
-        ``ascent_switch`` (default 0.25: when the ascent is on and, after this share of the
-        loop's time, no exact pricing round has priced every size to a proof, the loop stops
-        and the ascent gets the rest of the loop's time and the bound search's, the search
-        being skipped; 1 = never switch), ``cut_rounds`` (after a solved LP, at most this many
-        rounds of subset-row cuts on triples, priced with their penalties, in the bound
-        search's and the ascent's time; default 50 under a time limit at k <= 3, else 0; 0 too
-        when called with seeds) and ``cuts_per_round`` (default 600: on full EIA, k = 3, 270 s, 100 / 300 / 600
-        gave 0.3299 / 0.3404 / 0.3421).
-
-    Returns
-    -------
-    MicroaggregationResult
-        ``lower_bound`` (IL percent, proven) and ``gap`` are set.
-
-    Notes
-    -----
-    The bound is valid at every iteration, not only at convergence: for any duals ``pi``,
-    ``sum(pi) + min{sum_s r_s n_s : sum_s s n_s = n}`` bounds the optimum from below when
-    ``r_s`` bounds the reduced cost of every size-``s`` group. ``r_s`` comes from CP-SAT's
-    proven bound on an integer-scaled pricing model (coefficients rounded down, so the scaled
-    objective never exceeds the true one) or from per-record bounds; charging each anchor
-    (lowest-index member) once, ``sum(pi)`` plus the ``floor(n/k)`` most negative per-anchor
-    bounds is valid too. Before any LP, ``u_i = min_s a_i(s)/(2s)`` (``a_i(s)``: sum of the
-    ``s-1`` smallest squared distances from record ``i``) is dual feasible, so ``sum(u)``
-    is a bound (``info["nn_bound"]``). When exact pricing at the master's duals does not
-    finish, a bound search prices exactly at points between the latest dual-feasible centre
-    and those duals, where pricing is much cheaper, and keeps the best bound found
-    (``info["bound_search"]``: one ``(step, bound, dual feasible)`` per step).
-    With ``smoothing=alpha > 0``, pricing (heuristic and exact) runs at ``alpha * centre +
-    (1 - alpha) * pi``, the centre being the duals with the best Lagrangian bound so far
-    (only groups negative at ``pi`` enter the pool; every exact round proves a bound at its
-    point, listed in ``info["priced_bounds"]``); when no group is
-    negative at the master's duals (a mis-pricing) ``alpha`` is halved (0 below 0.125) and
-    the pricing repeated, and the LP counts as solved when the centre's bound reaches the
-    master's value. When the LP is not solved, the record ascent
-    (:func:`._pricing.record_ascent`) proves ``sum(pi) + sum_i m_i`` with ``m_i`` a lower bound
-    on the least ``rc(C)/|C|`` over the groups containing record ``i``, from branch and bounds
-    stopped at a node budget (valid whatever the budget), and climbs through the dual-feasible
-    points ``pi + m`` (``info["record_ascent"]``: one ``(bound, nodes, complete)`` per step).
-    After a solved LP, subset-row cuts ``sum_C floor(|C cap T|/2) x_C <= 1`` on triples ``T``
-    raise the bound above the LP value: for any ``pi`` and any cut multipliers ``sigma <= 0``,
-    ``sum(pi) + sum(sigma)`` plus a lower bound on the reduced costs with the penalties
-    ``-sum_T sigma_T floor(|C cap T|/2)`` (>= 0) bounds the optimum
-    (``info["subset_row_cuts"]``: the bound before and after, the rounds, cuts, seconds).
-    ``info["bound_source"]`` names the argument behind the reported bound
-    ("neighbour", "Lagrangian (master duals)", "Lagrangian (smoothed duals)", "Lagrangian
-    (bound search)", "Lagrangian (truncated pricing, record ascent)", "LP value (...)",
-    "Lagrangian (subset-row cuts)", "LP value with subset-row cuts", or the
-    MIP's optimality proof) and ``info["found_by"]``
-    the step that found the partition. Under a time limit the time left after the MIP goes
-    to ICSM restarts from the best partition, unless the bound proves it optimal.
-    Heuristic pricing costs O(n L^2 (d + k)) per iteration for ``L`` candidates per record;
-    exact pricing builds an (m x m) distance block for the m records it keeps (m <=
-    ``exact_max_records``).
-
-    References
-    ----------
-    J. Castro, C. Gentile, E. Spagnolo-Arrizabalaga, "An algorithm for the microaggregation
-    problem using column generation", Computers & Operations Research 144 (2022) 105817;
-    "An optimization-based decomposition heuristic for the microaggregation problem",
-    PSD 2022, LNCS 13463, 3-14 (model (6)-(7)).
-
-    Examples
-    --------
-    >>> import numpy as np
-    >>> from pysdcmicro import column_generation
-    >>> X = np.array([[0.0, 0.1], [0.2, 0.0], [0.1, 0.2], [3.0, 3.1], [3.2, 2.9], [2.9, 3.0],
-    ...               [6.0, 0.1], [6.1, 0.3], [5.9, 0.0]])
-    >>> res = column_generation(X, 3, rng=0, pricing_deterministic_time=5.0,
-    ...                         mip_deterministic_time=5.0)
-    >>> res.labels.tolist()
-    [0, 0, 0, 1, 1, 1, 2, 2, 2]
-    >>> bool(res.lower_bound <= res.information_loss + 1e-9), res.gap < 1e-6
-    (True, True)
-    """
-    from .._api import microaggregate
-
-    return microaggregate(X, k, method="column-generation", variables=variables, scaling=scaling,
-                          improve=improve, rng=rng, time_limit=time_limit, progress=progress, **options)

@@ -36,6 +36,12 @@ _MASKED = "#dd8452"
 _BAD = "#c44e52"
 
 
+def _is_report(obj: Any) -> bool:
+    """A :class:`~pysdcmicro.reporting.Report`, recognised by its fields: the report draws
+    with this module, so this module does not import it."""
+    return hasattr(obj, "class_sizes") and hasattr(obj, "k_anonymous") and hasattr(obj, "risk")
+
+
 def _figure_class():
     try:
         from matplotlib.figure import Figure
@@ -112,9 +118,7 @@ def plot_group_sizes(data: Any, *, k: int | None = None, ax: Any = None, title: 
     -------
     matplotlib.figure.Figure
     """
-    from ._report import Report
-
-    if isinstance(data, Report):
+    if _is_report(data):
         sizes, k = data.class_sizes, data.k if k is None else k
         default_title = "Records per released combination"
     elif isinstance(data, MicroaggregationResult):
@@ -590,14 +594,12 @@ def plot_risk_utility(runs: Any, *, labels: Any = None, ax: Any = None, title: s
     -------
     matplotlib.figure.Figure
     """
-    from ._report import Report
-
     if isinstance(runs, pd.DataFrame):
         rows = runs.to_dict("records")
     else:
         rows = []
         for run in list(runs):
-            if isinstance(run, Report):
+            if _is_report(run):
                 if run.risk is None:
                     raise InvalidInputError("`runs` must be reports made with the original data (they hold the risk).")
                 link = run.risk.get("record_linkage") or {}

@@ -386,7 +386,7 @@ def _num(value: float | None) -> str:
 
 
 def _agency_lines(info: dict, k: Any) -> list[str]:
-    """Missing cells, groups of variables and weighted totals (issue 15), from result.info."""
+    """Missing cells, groups of variables and weighted totals, from result.info."""
     lines = []
     if info.get("missing_cells"):
         lines.append(f"  missing cells       {info['missing_cells']} (kept missing; in the k-anonymity check a missing "
@@ -493,8 +493,8 @@ def report(result: MicroaggregationResult, original: Any = None, *, released: An
     checked_on : str, optional
         How to name ``released`` in the report (default "result.data" or "the released data").
     linkage_skipped : str, optional
-        Leave out the record-linkage risk (the slowest measure: 13 s at 10^6 x 10
-        records, stop 27) and give this reason in its place.
+        Leave out the record-linkage risk (the slowest measure) and give
+        this reason in its place.
     measures_skipped : str, optional
         Leave out every utility and risk measure and the check of ``original`` against the
         result, and give this reason in their place (``measures_note``). The command line
