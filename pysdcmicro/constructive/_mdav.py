@@ -45,17 +45,39 @@ from .._result import Solution
 __all__ = ["mdav", "mdav_labels"]
 
 
+#: Two distances that differ by at most this fraction of the larger count as equal
+#: (sdcMicro's ties; see the module notes).
+TIE_TOLERANCE = 1e-9
+
+
+def _tie_eps(t: float) -> float:
+    """The tie band around a distance ``t``."""
+    return TIE_TOLERANCE * abs(t)
+
+
+def _farthest(v: np.ndarray, shift: float) -> int:
+    """Position of the largest entry of ``v`` (distances minus ``shift``; -inf for grouped
+    records); among entries within the tie band of the largest, the lowest position."""
+    top = float(v.max())
+    eps = _tie_eps(top + shift)
+    return int(np.flatnonzero(v >= top - eps)[0])
+
+
 def _nearest(dist: np.ndarray, k: int) -> np.ndarray:
-    """Positions of the k smallest entries; ties at the boundary go to the highest positions."""
+    """Positions of the k smallest entries (+inf for grouped records); entries within the tie
+    band of the k-th smallest count as equal to it, and the highest positions among them are
+    taken first."""
     m = dist.shape[0]
     if m <= k:
         return np.arange(m)
     part = np.argpartition(dist, k - 1)[:k]
-    t = dist[part].max()
-    if np.count_nonzero(dist[part] == t) == np.count_nonzero(dist == t):
+    t = float(dist[part].max())
+    eps = _tie_eps(t)
+    band = np.abs(dist - t) <= eps
+    if np.count_nonzero(band) == np.count_nonzero(band[part]):
         return part
-    below = np.flatnonzero(dist < t)
-    ties = np.flatnonzero(dist == t)
+    below = np.flatnonzero(dist < t - eps)
+    ties = np.flatnonzero(band)
     return np.concatenate([below, ties[ties.size - (k - below.size):]])
 
 
@@ -210,10 +232,10 @@ def _dense_labels(Z: np.ndarray, k: int, *, order: list | None = None) -> np.nda
     while m >= 2 * k:
         three = m >= 3 * k
         c = total / m
-        r = int(np.argmax(norms - 2.0 * _column_dot(RT, c) - pen))
+        r = _farthest(norms - 2.0 * _column_dot(RT, c) - pen, _square(c))
         x = R[r]
         base = norms - 2.0 * _column_dot(RT, x) + _square(x)
-        s = int(np.argmax(base - pen)) if three else -1
+        s = _farthest(base - pen, 0.0) if three else -1
         near = base + pen
         sel = _nearest(near, k)
         sel = sel[np.argsort(near[sel], kind="stable")]
