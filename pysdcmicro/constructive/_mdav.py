@@ -1,7 +1,7 @@
 """MDAV: Maximum Distance to Average Vector, fixed group size k.
 
-The variant run by sdcMicro (``microaggregation(method = "mdav")``) and mu-ARGUS
-(Domingo-Ferrer and Mateo-Sanz 2002; Domingo-Ferrer and Torra 2005):
+The variant run by sdcMicro (``microaggregation(method = "mdav")``; Domingo-Ferrer and
+Mateo-Sanz 2002; Domingo-Ferrer and Torra 2005):
 
 while at least 2k records remain:
     c = centroid of the remaining records
@@ -12,15 +12,20 @@ while at least 2k records remain:
         group s with its k-1 nearest records among those still remaining
 the last k..2k-1 records form the last group.
 
-Tie-breaking (documented, and the one mu-ARGUS/sdcMicro's code uses):
+Ties, as sdcMicro 5.8.1 breaks them (found by black-box experiments, see
+docs/guide/parity.md; the groups equal sdcMicro's cell for cell on data full of exact ties):
 
-* *farthest* record: the lowest row position wins;
-* *nearest* records: among records at exactly the same distance, the highest row
-  positions are taken first. This only matters for exact duplicates (or records at
-  exactly equal distances); the groups then hold the same values either way.
+* two distances are *equal* when they differ by at most :data:`TIE_TOLERANCE` (1e-9) of
+  the larger: distances equal in exact arithmetic but computed with different rounding
+  (integer-coded data: records one step away in different columns) count as ties;
+* *farthest* record: among equal distances, the lowest row position;
+* *nearest* records: those below the k-th smallest distance's band of equal distances,
+  then those within it, highest row positions first (r itself is not forced in: with
+  more than k-1 exact duplicates, r's group is the duplicates with the highest rows).
 
 Distances are squared Euclidean on the standardized data, computed in double precision as
-``|x|^2 - 2 x.y + |y|^2`` (exact duplicates still get exactly equal distances), with the dot
+``|x|^2 - 2 x.y + |y|^2`` (exact duplicates still get exactly equal distances; the band of
+equal distances is taken on that value, plus ``|c|^2`` for the centroid), with the dot
 product accumulated column by column in column order and every sum of records taken in
 record order: one fixed number per record, whatever its position, so the numpy rounds here
 and the compiled rounds of :mod:`._mdav_numba` (numba) give the same groups bit for bit, and
@@ -320,7 +325,7 @@ def _compiled_solve(nb, Z: np.ndarray, k: int, ctx: Context) -> Solution:
     return Solution(labels=labels, status="done")
 
 
-@register_method("mdav", summary="MDAV, fixed group size k, exactly as sdcMicro and mu-ARGUS run it")
+@register_method("mdav", summary="MDAV, fixed group size k, with sdcMicro's groups (its mdav, ties included)")
 def _mdav_solver(Z: np.ndarray, k: int, ctx: Context, *, missing_distance: str = "imputed") -> Solution:
     if missing_distance not in ("imputed", "sdcmicro"):
         raise InvalidInputError(

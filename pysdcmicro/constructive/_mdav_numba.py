@@ -7,8 +7,10 @@ to s) is the exact arg-max / arg-min of one fixed double-precision value per rec
     v(i) = |x_i|^2 - 2 (x_i . y) + a      (a = |y|^2, or 0 for the centroid)
 
 with the dot product accumulated coordinate by coordinate in column order (so a record's
-value never depends on its position; a BLAS gemv's rounding does), and the documented ties
-(farthest: lowest index; nearest at equal value: highest index first).
+value never depends on its position; a BLAS gemv's rounding does), and sdcMicro's ties
+(values within the band :data:`TIE` of each other are equal; farthest: lowest index;
+nearest: below the band of the k-th value, then within it highest index first). The
+screening keeps every record that can fall in a band.
 
 How it is fast:
 
