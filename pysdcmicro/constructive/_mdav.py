@@ -325,7 +325,8 @@ def _compiled_solve(nb, Z: np.ndarray, k: int, ctx: Context) -> Solution:
     return Solution(labels=labels, status="done")
 
 
-@register_method("mdav", summary="MDAV, fixed group size k, with sdcMicro's groups (its mdav, ties included)")
+@register_method("mdav", summary="MDAV, fixed group size k: sdcMicro's mdav groups, ties included "
+                 "(with missing cells: missing_distance='sdcmicro', the bridges' default)")
 def _mdav_solver(Z: np.ndarray, k: int, ctx: Context, *, missing_distance: str = "imputed") -> Solution:
     if missing_distance not in ("imputed", "sdcmicro"):
         raise InvalidInputError(
