@@ -33,8 +33,9 @@ def mdav(X, k, *, variables=None, scaling="standardize", improve=None, rng=None,
          progress=None, missing="keep", missing_distance="imputed"):
     """Microaggregate with MDAV (fixed group size ``k``).
 
-    The fixed-size Maximum Distance to Average Vector heuristic, as sdcMicro's
-    ``microaggregation(method = "mdav")`` and mu-ARGUS run it (same groups, same IL).
+    The fixed-size Maximum Distance to Average Vector heuristic, with the groups of
+    sdcMicro's ``microaggregation(method = "mdav")``, ties included (checked cell by cell,
+    see the parity page of the docs).
 
     Parameters
     ----------
@@ -65,9 +66,9 @@ def mdav(X, k, *, variables=None, scaling="standardize", improve=None, rng=None,
 
     Notes
     -----
-    Time O(n^2 d / k), memory O(n d). Ties: the farthest record with the lowest row
-    position, nearest records at exactly equal distance from the highest row positions
-    first (the mu-ARGUS/sdcMicro order).
+    Time O(n^2 d / k), memory O(n d). Ties, as sdcMicro breaks them: squared distances
+    within 1e-9 of each other (relative) are equal; the farthest record is the lowest row
+    among equals, and among equally near records the highest rows come first.
 
     References
     ----------

@@ -58,6 +58,36 @@ def test_tie_rule_for_duplicates():
     assert set(np.flatnonzero(labels == first)) == {1, 2, 3}
 
 
+
+def _both_rounds(Z, k):
+    """Labels of the numpy rounds, checked equal to the compiled ones where numba is installed."""
+    from pysdcmicro.constructive import _mdav as m
+
+    want = m._dense_labels(Z, k)
+    nb = m._kernels()
+    if nb is not None:
+        assert np.array_equal(m._compiled_labels(nb, Z, k), want)
+    return want
+
+
+@pytest.mark.parametrize("delta,tie", [(1e-13, True), (1e-6, False)])
+def test_nearest_distances_equal_up_to_rounding_are_ties(delta, tie):
+    # r = row 0 is farthest from the centroid; rows 1 and 2 are at the same distance from it
+    # in exact arithmetic when delta -> 0. Within the 1e-9 band they tie and the highest row
+    # (2) joins r, as in sdcMicro; a clearly larger distance (1e-6) leaves row 1 nearer.
+    Z = np.array([[10.0, 0.0], [9.0, 0.5], [9.0, -0.5 * (1 + delta)], [0.0, 0.0], [0.0, 0.1], [0.0, -0.1]])
+    labels = _both_rounds(Z, 2)
+    assert labels[0] == labels[2 if tie else 1]
+
+
+@pytest.mark.parametrize("delta,tie", [(1e-13, True), (1e-6, False)])
+def test_farthest_distances_equal_up_to_rounding_are_ties(delta, tie):
+    # Rows 0 and 1 are (almost) equally far from the centroid; row 1 by delta more. Within
+    # the band the lowest row (0) is the farthest record and heads the first group.
+    Z = np.array([[-1.0, 0.0], [1.0 + delta, 0.0], [0.0, 0.1], [0.0, -0.1], [0.0, 0.05], [0.0, -0.05]])
+    labels = _both_rounds(Z, 2)
+    assert labels[0 if tie else 1] == 0
+
 def test_mdav_order_is_a_permutation_grouped_in_runs():
     rng = np.random.default_rng(0)
     Z = rng.normal(size=(50, 3))
@@ -165,23 +195,28 @@ def test_screened_rounds_equal_numpy_rounds_ties_and_scales(kind):
 @_needs_numba
 @pytest.mark.slow
 def test_screened_rounds_equal_the_rounds_before_screening():
-    """Group for group equal to the compiled rounds as they were before the screening (kept
-    verbatim in tests/_mdav_reference_numba.py), which use the same double-precision
-    values; 40 random sets with duplicates, grids, one value and clusters (n up to 3000, d up
-    to 11)."""
+    """Group for group equal to the numpy rounds on 40 random sets with duplicates, grids,
+    one value and clusters (n up to 3000, d up to 11); on the sets without ties (Gaussian),
+    also equal to the compiled rounds as they were before the screening (kept verbatim in
+    tests/_mdav_reference_numba.py; they break exact ties only, not sdcMicro's band of
+    equal distances)."""
     from . import _mdav_reference_numba as ref
 
     nb = _mdav_mod._kernels()
     for seed in range(40):
         rng = np.random.default_rng(seed)
         n, d, k = int(rng.integers(12, 3000)), int(rng.integers(1, 12)), int(rng.integers(2, 11))
-        Z = _kinds(rng, n, d, ["gaussian", "duplicates", "grid", "one-value"][seed % 4])
+        kind = ["gaussian", "duplicates", "grid", "one-value"][seed % 4]
+        Z = _kinds(rng, n, d, kind)
         if seed % 5 == 4:
             Z = rng.normal(size=(5, d))[rng.integers(0, 5, size=n)] * 10 + Z * 0.1
-        X = np.array(Z, dtype=np.float64, order="C")
-        old = np.empty(n, dtype=np.int64)
-        ref.mdav_rounds(X, np.einsum("ij,ij->i", X, X), k, old, np.zeros(1, dtype=np.int64))
-        assert np.array_equal(_mdav_mod._compiled_labels(nb, Z, k), old), seed
+        got = _mdav_mod._compiled_labels(nb, Z, k)
+        assert np.array_equal(got, _mdav_mod._dense_labels(Z, k)), seed
+        if kind == "gaussian" and seed % 5 != 4:
+            X = np.array(Z, dtype=np.float64, order="C")
+            old = np.empty(n, dtype=np.int64)
+            ref.mdav_rounds(X, np.einsum("ij,ij->i", X, X), k, old, np.zeros(1, dtype=np.int64))
+            assert np.array_equal(got, old), seed
 
 
 @_needs_numba

@@ -1,7 +1,7 @@
 """MDAV: Maximum Distance to Average Vector, fixed group size k.
 
-The variant run by sdcMicro (``microaggregation(method = "mdav")``) and mu-ARGUS
-(Domingo-Ferrer and Mateo-Sanz 2002; Domingo-Ferrer and Torra 2005):
+The variant run by sdcMicro (``microaggregation(method = "mdav")``; Domingo-Ferrer and
+Mateo-Sanz 2002; Domingo-Ferrer and Torra 2005):
 
 while at least 2k records remain:
     c = centroid of the remaining records
@@ -12,15 +12,20 @@ while at least 2k records remain:
         group s with its k-1 nearest records among those still remaining
 the last k..2k-1 records form the last group.
 
-Tie-breaking (documented, and the one mu-ARGUS/sdcMicro's code uses):
+Ties, as sdcMicro 5.8.1 breaks them (found by black-box experiments, see
+docs/guide/parity.md; the groups equal sdcMicro's cell for cell on data full of exact ties):
 
-* *farthest* record: the lowest row position wins;
-* *nearest* records: among records at exactly the same distance, the highest row
-  positions are taken first. This only matters for exact duplicates (or records at
-  exactly equal distances); the groups then hold the same values either way.
+* two distances are *equal* when they differ by at most :data:`TIE_TOLERANCE` (1e-9) of
+  the larger: distances equal in exact arithmetic but computed with different rounding
+  (integer-coded data: records one step away in different columns) count as ties;
+* *farthest* record: among equal distances, the lowest row position;
+* *nearest* records: those below the k-th smallest distance's band of equal distances,
+  then those within it, highest row positions first (r itself is not forced in: with
+  more than k-1 exact duplicates, r's group is the duplicates with the highest rows).
 
 Distances are squared Euclidean on the standardized data, computed in double precision as
-``|x|^2 - 2 x.y + |y|^2`` (exact duplicates still get exactly equal distances), with the dot
+``|x|^2 - 2 x.y + |y|^2`` (exact duplicates still get exactly equal distances; the band of
+equal distances is taken on that value, plus ``|c|^2`` for the centroid), with the dot
 product accumulated column by column in column order and every sum of records taken in
 record order: one fixed number per record, whatever its position, so the numpy rounds here
 and the compiled rounds of :mod:`._mdav_numba` (numba) give the same groups bit for bit, and
@@ -45,17 +50,39 @@ from .._result import Solution
 __all__ = ["mdav", "mdav_labels"]
 
 
+#: Two distances that differ by at most this fraction of the larger count as equal
+#: (sdcMicro's ties; see the module notes).
+TIE_TOLERANCE = 1e-9
+
+
+def _tie_eps(t: float) -> float:
+    """The tie band around a distance ``t``."""
+    return TIE_TOLERANCE * abs(t)
+
+
+def _farthest(v: np.ndarray, shift: float) -> int:
+    """Position of the largest entry of ``v`` (distances minus ``shift``; -inf for grouped
+    records); among entries within the tie band of the largest, the lowest position."""
+    top = float(v.max())
+    eps = _tie_eps(top + shift)
+    return int(np.flatnonzero(v >= top - eps)[0])
+
+
 def _nearest(dist: np.ndarray, k: int) -> np.ndarray:
-    """Positions of the k smallest entries; ties at the boundary go to the highest positions."""
+    """Positions of the k smallest entries (+inf for grouped records); entries within the tie
+    band of the k-th smallest count as equal to it, and the highest positions among them are
+    taken first."""
     m = dist.shape[0]
     if m <= k:
         return np.arange(m)
     part = np.argpartition(dist, k - 1)[:k]
-    t = dist[part].max()
-    if np.count_nonzero(dist[part] == t) == np.count_nonzero(dist == t):
+    t = float(dist[part].max())
+    eps = _tie_eps(t)
+    band = np.abs(dist - t) <= eps
+    if np.count_nonzero(band) == np.count_nonzero(band[part]):
         return part
-    below = np.flatnonzero(dist < t)
-    ties = np.flatnonzero(dist == t)
+    below = np.flatnonzero(dist < t - eps)
+    ties = np.flatnonzero(band)
     return np.concatenate([below, ties[ties.size - (k - below.size):]])
 
 
@@ -210,10 +237,10 @@ def _dense_labels(Z: np.ndarray, k: int, *, order: list | None = None) -> np.nda
     while m >= 2 * k:
         three = m >= 3 * k
         c = total / m
-        r = int(np.argmax(norms - 2.0 * _column_dot(RT, c) - pen))
+        r = _farthest(norms - 2.0 * _column_dot(RT, c) - pen, _square(c))
         x = R[r]
         base = norms - 2.0 * _column_dot(RT, x) + _square(x)
-        s = int(np.argmax(base - pen)) if three else -1
+        s = _farthest(base - pen, 0.0) if three else -1
         near = base + pen
         sel = _nearest(near, k)
         sel = sel[np.argsort(near[sel], kind="stable")]
@@ -298,7 +325,8 @@ def _compiled_solve(nb, Z: np.ndarray, k: int, ctx: Context) -> Solution:
     return Solution(labels=labels, status="done")
 
 
-@register_method("mdav", summary="MDAV, fixed group size k, exactly as sdcMicro and mu-ARGUS run it",
+@register_method("mdav", summary="MDAV, fixed group size k: sdcMicro's mdav groups, ties included "
+                 "(with missing cells: missing_distance='sdcmicro', the bridges' default)",
                  missing_code=MissingCode("missing_distance", "sdcmicro", -999.0, "sdcMicro"))  # its NA code
 def _mdav_solver(Z: np.ndarray, k: int, ctx: Context, *, missing_distance: str = "imputed") -> Solution:
     if missing_distance not in ("imputed", "sdcmicro"):

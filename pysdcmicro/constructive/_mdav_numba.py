@@ -7,8 +7,10 @@ to s) is the exact arg-max / arg-min of one fixed double-precision value per rec
     v(i) = |x_i|^2 - 2 (x_i . y) + a      (a = |y|^2, or 0 for the centroid)
 
 with the dot product accumulated coordinate by coordinate in column order (so a record's
-value never depends on its position; a BLAS gemv's rounding does), and the documented ties
-(farthest: lowest index; nearest at equal value: highest index first).
+value never depends on its position; a BLAS gemv's rounding does), and sdcMicro's ties
+(values within the band :data:`TIE` of each other are equal; farthest: lowest index;
+nearest: below the band of the k-th value, then within it highest index first). The
+screening keeps every record that can fall in a band.
 
 How it is fast:
 
@@ -49,6 +51,7 @@ from numba import njit
 __all__ = ["mdav_rounds", "prepare", "warm"]
 
 _B = 256        # records per screening block
+TIE = 1e-9      # the tie band, relative (:data:`._mdav.TIE_TOLERANCE`)
 _TOP = 1024     # records kept in the pivot list
 _REPIVOT = 96   # evaluations in one round that make the next round re-pivot
 
@@ -125,32 +128,50 @@ def _exact(X, norms, i, y, add):
 
 
 @njit(cache=True, nogil=True)
-def _farthest(X, norms, act, vals, bmax, nb, m, y, add, E2):
-    """Record with the largest exact value (lowest index on ties) among the screened slots."""
+def _pick_farthest(fi, fv, cnt, shift):
+    """Of the ``cnt`` evaluated records ``fi`` with exact values ``fv`` (distances minus
+    ``shift``): the lowest record index within the tie band of the largest value."""
+    top = -np.inf
+    for q in range(cnt):
+        if fv[q] > top:
+            top = fv[q]
+    lim = top - TIE * abs(top + shift)
+    r = -1
+    for q in range(cnt):
+        if fv[q] >= lim and (r < 0 or fi[q] < r):
+            r = fi[q]
+    return r
+
+
+@njit(cache=True, nogil=True)
+def _farthest(X, norms, act, vals, bmax, nb, m, y, add, shift, scale2, E2, fi, fv):
+    """Record with the largest exact value among the screened slots; within the tie band
+    of the largest (TIE, on the distance = value + ``shift``), the lowest index."""
     hi = -np.inf
     for b in range(nb):
         if bmax[b] > hi:
             hi = np.float64(bmax[b])
-    lim = hi - E2
-    best = -np.inf
-    r = -1
+    # the tie band of the exact largest value, bounded in scaled units
+    band = TIE * (abs(hi) + E2 + abs(shift) * scale2)
+    lim = hi - E2 - band
+    cnt = 0
     for b in range(nb):
         if bmax[b] < lim:
             continue
         for a in range(b * _B, min(b * _B + _B, m)):
             if vals[a] >= lim:
                 i = act[a]
-                v = _exact(X, norms, i, y, add)
-                if v > best or (v == best and i < r):
-                    best = v
-                    r = i
-    return r
+                fi[cnt] = i
+                fv[cnt] = _exact(X, norms, i, y, add)
+                cnt += 1
+    return _pick_farthest(fi, fv, cnt, shift)
 
 
 @njit(cache=True, nogil=True)
-def _nearest(X, norms, act, vals, bmin, nb, m, k, y, add, E2, b32, ev, ei, ea):
-    """The k slots with the smallest exact values, ranked by (value ascending, record index
-    descending), into ev / ei / ea (value, record, slot), sorted by that rank. Returns k."""
+def _nearest(X, norms, act, vals, bmin, nb, m, k, y, add, scale2, E2, b32, ev, ei, ea, fi, fv):
+    """The k records nearest (smallest exact values) into ev / ei (value, record): those
+    below the tie band of the k-th smallest value, then those within it (TIE), highest
+    record index first. Returns k."""
     # 1. the k-th smallest float32 value (blocks whose least value cannot enter are skipped)
     cnt = 0
     for b in range(nb):
@@ -169,9 +190,12 @@ def _nearest(X, norms, act, vals, bmin, nb, m, k, y, add, E2, b32, ev, ei, ea):
                 b32[pos] = b32[pos - 1]
                 pos -= 1
             b32[pos] = v
-    lim = np.float64(b32[k - 1]) + E2
-    # 2. exact values of every record that can be among the k nearest (or tie with them)
+    kth = np.float64(b32[k - 1])
+    lim = kth + E2 + TIE * (abs(kth) + E2)
+    # 2. exact values of every record that can be among the k nearest or in their tie band;
+    #    the k smallest exact values (sorted) into ev
     cnt = 0
+    nk = 0
     for b in range(nb):
         if bmin[b] > lim:
             continue
@@ -180,22 +204,50 @@ def _nearest(X, norms, act, vals, bmin, nb, m, k, y, add, E2, b32, ev, ei, ea):
                 continue
             i = act[a]
             v = _exact(X, norms, i, y, add)
-            if cnt == k:
-                if v > ev[k - 1] or (v == ev[k - 1] and i < ei[k - 1]):
+            fi[cnt] = i
+            fv[cnt] = v
+            cnt += 1
+            if nk == k:
+                if v >= ev[k - 1]:
                     continue
                 pos = k - 1
             else:
-                pos = cnt
-                cnt += 1
-            while pos > 0 and (ev[pos - 1] > v or (ev[pos - 1] == v and ei[pos - 1] < i)):
+                pos = nk
+                nk += 1
+            while pos > 0 and ev[pos - 1] > v:
                 ev[pos] = ev[pos - 1]
-                ei[pos] = ei[pos - 1]
-                ea[pos] = ea[pos - 1]
                 pos -= 1
             ev[pos] = v
-            ei[pos] = i
-            ea[pos] = a
-    return cnt
+    t = ev[k - 1]
+    eps = TIE * abs(t)
+    # 3. below the band first, then the band by record index, highest first
+    nb_ = 0
+    for q in range(cnt):
+        if fv[q] < t - eps:
+            ei[nb_] = fi[q]
+            ev[nb_] = fv[q]
+            nb_ += 1
+    need = k - nb_
+    got = 0
+    for q in range(cnt):
+        v = fv[q]
+        if v < t - eps or v - t > eps:
+            continue
+        i = fi[q]
+        if got == need:
+            if i < ei[k - 1]:
+                continue
+            pos = k - 1
+        else:
+            pos = nb_ + got
+            got += 1
+        while pos > nb_ and ei[pos - 1] < i:
+            ei[pos] = ei[pos - 1]
+            ev[pos] = ev[pos - 1]
+            pos -= 1
+        ei[pos] = i
+        ev[pos] = v
+    return k
 
 
 @njit(cache=True, nogil=True)
@@ -305,6 +357,8 @@ def mdav_rounds(X, norms, XT32, n32, scale2, E, k, labels, stop_flag):
     ev = np.empty(k)
     ei = np.empty(k, dtype=np.int64)
     ea = np.empty(k, dtype=np.int64)
+    fi = np.empty(max(n, 4 * _TOP), dtype=np.int64)   # evaluated records and their exact values
+    fv = np.empty(max(n, 4 * _TOP))
     for i in range(n):
         labels[i] = -1
     top_i = np.empty(4 * _TOP, dtype=np.int64)
@@ -341,7 +395,6 @@ def mdav_rounds(X, norms, XT32, n32, scale2, E, k, labels, stop_flag):
             cc += c[t] * c[t]
         delta = np.sqrt(delta)
         best = -np.inf
-        r = -1
         evals = 0
         concluded = False
         q = head
@@ -352,25 +405,28 @@ def mdav_rounds(X, norms, XT32, n32, scale2, E, k, labels, stop_flag):
             i = top_i[q]
             if not dead[i]:
                 bound = top_d[q] + delta
-                if bound * bound - cc + tol < best:
+                if bound * bound - cc + tol + TIE * abs(best + cc) < best:
                     concluded = True
                     break
                 v = _exact(X, norms, i, c, 0.0)
+                fi[evals] = i
+                fv[evals] = v
                 evals += 1
-                if v > best or (v == best and i < r):
+                if v > best:
                     best = v
-                    r = i
             q += 1
         if not concluded:
             bound = rest + delta
-            concluded = r >= 0 and bound * bound - cc + tol < best
-        if not concluded:  # the list did not decide: a screened pass, and a new pivot next round
+            concluded = evals > 0 and bound * bound - cc + tol + TIE * abs(best + cc) < best
+        if concluded:
+            r = _pick_farthest(fi, fv, evals, cc)
+            if evals > _REPIVOT:
+                need_pivot = True
+        else:  # the list did not decide: a screened pass, and a new pivot next round
             for t in range(d):
                 y32[t] = np.float32(c[t] * scale)
             nb = _screen(XT32, n32, m, y32, np.float32(0.0), vals, bmin, bmax)
-            r = _farthest(X, norms, act, vals, bmax, nb, m, c, 0.0, E2)
-            need_pivot = True
-        elif evals > _REPIVOT:
+            r = _farthest(X, norms, act, vals, bmax, nb, m, c, 0.0, cc, scale2, E2, fi, fv)
             need_pivot = True
         # s: farthest from r (lowest index on ties); r's k nearest -- one pass
         xx = 0.0
@@ -379,8 +435,8 @@ def mdav_rounds(X, norms, XT32, n32, scale2, E, k, labels, stop_flag):
         for t in range(d):
             y32[t] = XT32[t, slot[r]]
         nb = _screen(XT32, n32, m, y32, np.float32(xx * scale2), vals, bmin, bmax)
-        s = _farthest(X, norms, act, vals, bmax, nb, m, X[r], xx, E2) if three else -1
-        cnt = _nearest(X, norms, act, vals, bmin, nb, m, k, X[r], xx, E2, b32, ev, ei, ea)
+        s = _farthest(X, norms, act, vals, bmax, nb, m, X[r], xx, 0.0, scale2, E2, fi, fv) if three else -1
+        cnt = _nearest(X, norms, act, vals, bmin, nb, m, k, X[r], xx, scale2, E2, b32, ev, ei, ea, fi, fv)
         m = _take(X, act, slot, XT32, n32, m, ev, ei, cnt, labels, dead, g, total, gs)
         g += 1
         if three:
@@ -390,7 +446,7 @@ def mdav_rounds(X, norms, XT32, n32, scale2, E, k, labels, stop_flag):
             for t in range(d):
                 y32[t] = XT32[t, slot[s]]
             nb = _screen(XT32, n32, m, y32, np.float32(yy * scale2), vals, bmin, bmax)
-            cnt = _nearest(X, norms, act, vals, bmin, nb, m, k, X[s], yy, E2, b32, ev, ei, ea)
+            cnt = _nearest(X, norms, act, vals, bmin, nb, m, k, X[s], yy, scale2, E2, b32, ev, ei, ea, fi, fv)
             m = _take(X, act, slot, XT32, n32, m, ev, ei, cnt, labels, dead, g, total, gs)
             g += 1
         if m and 4 * (na - m) > na:  # recount the total in record order

@@ -169,10 +169,15 @@ def _il1(X: np.ndarray, Xm: np.ndarray) -> float:
 def _scaled_covariance(X: np.ndarray) -> np.ndarray | None:
     """``var(scale(X), use = "pairwise.complete.obs")``: the covariance matrix of the
     column-standardized data (the correlation matrix when nothing is missing); None when a
-    column cannot be standardized (constant or fewer than 2 values)."""
+    column cannot be standardized (constant or fewer than 2 values). A column whose observed
+    values are all equal is constant even where its computed sd is a rounding residue
+    (``7/3`` repeated: about 1e-15)."""
     mean, sd = _mean_sd(X)
     if not np.all(np.isfinite(sd) & (sd > 0)):
         return None
+    with np.errstate(invalid="ignore"):
+        if np.any(np.nanmax(X, axis=0) == np.nanmin(X, axis=0)):
+            return None
     if not np.isnan(X).any():
         centred = X - mean  # one n x p copy
         cov = (centred.T @ centred) / (X.shape[0] - 1)

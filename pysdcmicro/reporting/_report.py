@@ -290,7 +290,11 @@ class Report:
             lines.append(f"  IL1s (sdcMicro)     {_num(u['il1s'])}   (per cell {_num(u['il1s_per_cell'])})")
             lines.append("                      per cell: mean |original - released| in units of sqrt(2) sd; "
                          "0 = unchanged")
-            lines.append(f"  eigen (sdcMicro)    {_num(u['eigen'])}   (sdcMicro prints {_pct(u['eigen'])})")
+            if u["eigen"] is not None and math.isfinite(u["eigen"]):
+                lines.append(f"  eigen (sdcMicro)    {_num(u['eigen'])}   (sdcMicro prints {_pct(u['eigen'])})")
+            else:  # sdcMicro: NA for a constant column, rounding noise for dependent columns
+                lines.append(f"  eigen (sdcMicro)    undefined   (a constant or linearly dependent column; "
+                             "sdcMicro gives NA or a rounding-level number)")
             lines.append("                      relative change of the correlation matrix's eigenvalues; "
                          "0 = correlations kept")
             lines.append(f"  IL1 (sdcMicro)      {_num(u['il1'])}   (per cell {_num(u['il1'] / cells)})")
