@@ -1,8 +1,9 @@
-"""Constructive heuristics: build a k-partition from scratch (MDAV, V-MDAV, mu-Approx)."""
+"""Constructive heuristics: build a k-partition from scratch (MDAV, V-MDAV, mu-Approx, sorting)."""
 
 from ._mdav import mdav, mdav_labels
 from ._mu_approx import MuApproxStructure, SteinerTree, mu_approx, mu_approx_structure
 from ._vmdav import vmdav, vmdav_labels
+from . import _sorting  # noqa: F401  (registers pca, single, simple)
 
 __all__ = ["mdav", "mdav_labels", "mu_approx", "mu_approx_structure", "MuApproxStructure", "SteinerTree",
            "vmdav", "vmdav_labels"]
