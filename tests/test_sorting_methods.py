@@ -202,7 +202,7 @@ def test_equal_to_sdcmicro_cell_by_cell(sdc, casc, dataset, k, method):
 
 
 @pytest.mark.r
-@pytest.mark.parametrize("dataset", ["tarragona", "census", "eia"])
+@pytest.mark.parametrize("dataset", ["tarragona", "census", pytest.param("eia", marks=pytest.mark.slow)])
 @pytest.mark.parametrize("k", [3, 5, 10])
 def test_onestep_equal_to_sdcmicro_cell_by_cell(sdc, casc, dataset, k):
     frame = casc(dataset).astype(float)
