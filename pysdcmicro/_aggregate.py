@@ -22,9 +22,9 @@ __all__ = ["MEASURES", "MISSING", "group_statistic", "round_release", "standardi
 MEASURES = ("mean", "median", "trim", "onestep")
 #: ``measure="onestep"``: each value is clipped to the group's median +- this many median
 #: absolute deviations (the raw MAD, without the normal-consistency factor 1.4826; about
-#: 2.0189 normalized MADs), and the clipped values are averaged. This is the one-step
-#: Huber-type M-estimate of location started at the median, with the bound sdcMicro's
-#: ``measure = "onestep"`` applies.
+#: 2.0189 normalized MADs), and the clipped values are averaged: one step of Huber's
+#: location iteration ``T + s * mean(psi((x - T) / s))`` from ``T`` = the median, with ``s``
+#: the MAD and ``psi`` clipping at this bound; the bound of sdcMicro's ``measure = "onestep"``.
 ONESTEP_BOUND = 2.9931359353970386
 #: Accepted values of ``missing``.
 MISSING = ("keep", "error")
