@@ -215,3 +215,22 @@ def test_single_varsort_equal_to_sdcmicro(sdc, casc):
     frame = casc("tarragona").astype(float)
     np.testing.assert_allclose(_ours(frame, 5, "single", varsort=4), sdc(frame, 5, "single", varsort=4),
                                rtol=1e-12, atol=1e-9)
+
+
+@pytest.mark.r
+@pytest.mark.parametrize("method", ["simple", "single", "onedims", "pca"])
+def test_equal_to_sdcmicro_on_small_random_sets_with_ties(sdc, method):
+    # Small random sets (n = k*m + remainder, 2-5 variables, integer values with many ties,
+    # mixed signs and scales): the tie order, the remainder group and the principal-axis sign.
+    rng = np.random.default_rng(30)
+    for trial in range(12):
+        k = int(rng.integers(2, 6))
+        n = 2 * k + int(rng.integers(0, 4 * k))
+        p = int(rng.integers(2, 6))
+        X = rng.integers(-4, 5, size=(n, p)) @ rng.integers(-3, 4, size=(p, p)) + rng.integers(0, 3, size=(n, p))
+        frame = pd.DataFrame(X.astype(float), columns=[f"v{j}" for j in range(p)])
+        if (frame.std() == 0).any() or np.linalg.matrix_rank(frame.to_numpy() - frame.mean().to_numpy()) < p:
+            continue
+        for measure in ("mean", "onestep"):
+            np.testing.assert_allclose(_ours(frame, k, method, measure), sdc(frame, k, method, measure),
+                                       rtol=1e-12, atol=1e-9, err_msg=f"trial {trial}, k={k}, {measure}")
