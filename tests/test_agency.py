@@ -304,7 +304,7 @@ def test_trimmed_mean_is_scipys_trim_mean():
 
 def test_measure_bad_input():
     X = np.arange(12.0).reshape(6, 2)
-    with pytest.raises(InvalidInputError, match="`measure` must be one of 'mean', 'median', 'trim'; got 'mode'"):
+    with pytest.raises(InvalidInputError, match="`measure` must be one of 'mean', 'median', 'trim', 'onestep'; got 'mode'"):
         microaggregate(X, 3, measure="mode")
     with pytest.raises(InvalidInputError, match='`trim` is only used with measure="trim"; got trim=0.1'):
         microaggregate(X, 3, trim=0.1)
