@@ -121,9 +121,10 @@ def microaggregate(frame: Any, k: int, *, variables: Any = None, method: str | C
         members observed there, and leaves every missing cell missing; k-anonymity then
         follows sdcMicro's rule for missing key values (a missing cell matches any value).
         ``"error"`` refuses them.
-    measure : {"mean", "median", "trim"}, default "mean"
-        The released value of a group (sdcMicro's ``measure``): mean, median, or trimmed
-        mean (``trim`` = proportion dropped at each end, as R's ``mean(x, trim=)``). The
+    measure : {"mean", "median", "trim", "onestep"}, default "mean"
+        The released value of a group (sdcMicro's ``measure``): mean, median, trimmed
+        mean (``trim`` = proportion dropped at each end, as R's ``mean(x, trim=)``), or
+        sdcMicro's one-step robust mean (values clipped around the group median). The
         partition is the method's own (built for the mean); the measure replaces the group
         value afterwards, and IL is that of the values released.
     trim : float, default 0

@@ -629,9 +629,9 @@ def microaggregation(obj, variables: Any = None, aggr: int = 3, method: Any = "m
     strata_variables : str or list of str, optional
         Microaggregate within each combination of these columns of the original data.
         Default: the object's ``strataVar`` slot (all of its variables), as sdcMicro.
-    measure : {"mean", "median", "trim"}, default "mean"
+    measure : {"mean", "median", "trim", "onestep"}, default "mean"
         sdcMicro's ``measure``: the released value of each group (``trim``: trimmed mean
-        with proportion ``trim``). sdcMicro's ``"onestep"`` is not offered.
+        with proportion ``trim``; ``onestep``: sdcMicro's one-step robust mean).
     trim : float, default 0
         sdcMicro's ``trim``, with ``measure="trim"``.
     weights : None, True or str, default None
@@ -683,8 +683,6 @@ def microaggregation(obj, variables: Any = None, aggr: int = 3, method: Any = "m
         for col in strata:
             work[col] = original[col].to_numpy()
         options = {"strata_scaling": "stratum", **options}
-    if isinstance(measure, str) and measure == "onestep":
-        raise InvalidInputError('`measure` "onestep" (sdcMicro) is not offered; use "mean", "median" or "trim".')
     w = None
     if weights is True:
         if not roles["weight_var"]:
