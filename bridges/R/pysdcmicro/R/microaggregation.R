@@ -191,7 +191,7 @@
           "given pysdcmicro runs ", method, ", so the result differs from sdcMicro's.")
   }
   unused <- c(nc = !identical(nc, 8), clustermethod = !identical(clustermethod, "clara"),
-              varsort = !identical(varsort, 1), transf = !identical(transf, "log"))
+              varsort = !identical(varsort, 1) && method != "single", transf = !identical(transf, "log"))
   if (any(unused)) {
     .note("`", paste(names(unused)[unused], collapse = "`, `"), "` ", if (sum(unused) > 1) "are" else "is",
           " not used by method ", method, " (as in sdcMicro).")
@@ -225,9 +225,8 @@ microaggregation <- function(obj, variables = NULL, aggr = 3, strata_variables =
     return(.delegate(obj, variables, aggr, strata_variables, method, weights, nc, clustermethod, measure, trim,
                      varsort, transf, dots))
   }
-  if (measure == "onestep") {
-    .stop("measure = \"onestep\" is not offered by pysdcmicro's methods; use \"mean\", \"median\" or \"trim\" ",
-          "(sdcMicro's mdav and rmd ignore `measure` and release group means).")
+  if (method == "single") {
+    dots$options$varsort <- as.integer(varsort)  # pysdcmicro's single sorts on the same variable as sdcMicro's
   }
   if (is_obj) {
     .micro_obj(obj, variables, aggr, strata_variables, method, weights, nc, clustermethod, measure, trim, varsort,
@@ -284,6 +283,8 @@ microaggregate <- microaggregation
   mx <- .run_python(x, k, method, codes, w, measure, trim, own, options)
   out <- data[, variables, drop = FALSE]
   for (v in variables) out[[v]] <- as.numeric(if (v %in% masked_vars) mx[, v] else data[[v]])
+  # sdcMicro's sorting methods keep the input's row names; its mdav numbers the rows
+  if (method %in% .sdc_methods && method != "mdav") attr(out, "row.names") <- attr(obj, "row.names")
   structure(list(x = if (is.null(strata)) data[, variables, drop = FALSE] else data, mx = out, method = method,
                  aggr = aggr, measure = measure), class = "micro")
 }

@@ -125,3 +125,14 @@ test_that("worker processes started from R run the same Python as the one inside
   v <- pysdcmicro:::.helper()$check_workers()
   expect_identical(v$worker, v$parent)
 })
+
+test_that("sdcMicro's sorting methods run in Python and equal sdcMicro's, varsort and onestep included", {
+  skip_without_both()
+  d <- as.data.frame(sdc_data("Tarragona"))[, 1:5]
+  for (call in list(list(method = "single", varsort = 2), list(method = "pca", measure = "onestep"),
+                    list(method = "simple"))) {
+    ours <- suppressMessages(do.call(pysdcmicro::microaggregation, c(list(d, aggr = 3), call)))
+    theirs <- do.call(sdcMicro::microaggregation, c(list(d, aggr = 3), call))
+    expect_equal(ours$mx, theirs$mx, info = call$method)
+  }
+})
