@@ -585,7 +585,8 @@ def column_generation(X, k, *, variables=None, scaling="standardize", improve=No
         prints them. The most used: ``max_iterations``, ``pricing_time`` /
         ``pricing_deterministic_time`` (limit per CP-SAT pricing call), ``mip``,
         ``mip_time`` / ``mip_deterministic_time``, ``cut_rounds`` (subset-row cuts after a
-        solved LP) and ``workers`` (CP-SAT threads).
+        solved LP) and ``n_jobs`` (CP-SAT search threads; None or 0: 1, -1: every available
+        core; the deprecated name ``workers`` still works, with a ``FutureWarning``).
 
     Returns
     -------
@@ -664,7 +665,7 @@ def decomposition(X, k, *, variables=None, scaling="standardize", improve=None, 
     Steps (Castro, Gentile and Spagnolo-Arrizabalaga 2022, Sect. 2): the better of MDAV
     and V-MDAV; local search; a split into ``s' <= s`` subsets of about ``n/s`` records
     along the groups found; column generation with an integer step on each subset (worker
-    processes when ``processes`` > 1); the union; local search again. With a
+    processes when ``n_jobs`` > 1); the union; local search again. With a
     ``time_limit`` the method keeps improving until the deadline: the local search is ICSM
     with restarts by default (it takes the time left after the subsets); with another local
     search, new rounds split the best partition along a path from another group and
@@ -687,8 +688,9 @@ def decomposition(X, k, *, variables=None, scaling="standardize", improve=None, 
         restarts until the step's share of ``time_limit``, one ICSM run without a limit;
         "two-swap" as in the paper; "icsm": one ICSM run; "none"), ``split`` ("path":
         groups ordered along a path over their centroids; "sequential": in the order step 3
-        returns them, as in the paper), ``processes`` (worker processes for the subsets:
-        0 = every core; 1 = in-process), ``subset_time_limit`` (seconds per subset),
+        returns them, as in the paper), ``n_jobs`` (worker processes for the subsets:
+        None, 0 or -1 = every core; 1 = in-process; the deprecated name ``processes`` still
+        works, with a ``FutureWarning``), ``subset_time_limit`` (seconds per subset),
         ``max_rounds`` (rounds of steps 4-7; default: 1 without a time limit, until the
         deadline with one), and the column-generation budgets ``max_iterations``,
         ``pricing_deterministic_time``, ``mip_time``, ``mip_deterministic_time`` (when
@@ -704,7 +706,7 @@ def decomposition(X, k, *, variables=None, scaling="standardize", improve=None, 
     Notes
     -----
     No global lower bound: each subset's bound is a bound for that subset only. Results do
-    not depend on ``processes`` (each subset gets its own seed drawn from ``rng``) unless a
+    not depend on ``n_jobs`` (each subset gets its own seed drawn from ``rng``) unless a
     wall-clock limit stops a subset. The local search and V-MDAV are used
     when registered; otherwise the steps that need them are skipped and ``message`` says so.
 
@@ -718,7 +720,7 @@ def decomposition(X, k, *, variables=None, scaling="standardize", improve=None, 
     >>> import numpy as np
     >>> from pysdcmicro import decomposition
     >>> X = np.random.default_rng(0).normal(size=(40, 2))
-    >>> res = decomposition(X, 3, s=2, processes=1, rng=0, pricing_deterministic_time=5.0)
+    >>> res = decomposition(X, 3, s=2, n_jobs=1, rng=0, pricing_deterministic_time=5.0)
     >>> int(res.group_sizes.min()) >= 3, res.status
     (True, 'done')
     """
@@ -726,8 +728,8 @@ def decomposition(X, k, *, variables=None, scaling="standardize", improve=None, 
                           improve=improve, rng=rng, time_limit=time_limit, progress=progress, **options)
 
 
-def auto(X, k, *, effort="full", processes=0, variables=None, scaling="standardize", improve=None, rng=None,
-         time_limit=None, progress=None):
+def auto(X, k, *, effort="full", n_jobs=None, variables=None, scaling="standardize", improve=None, rng=None,
+         time_limit=None, progress=None, **deprecated):
     """Microaggregate with the best partition the time allows (the default method).
 
     Without ``time_limit``, a fixed amount of work that depends on ``n``, ``d`` and ``k``
@@ -746,8 +748,11 @@ def auto(X, k, *, effort="full", processes=0, variables=None, scaling="standardi
     effort : {"full", "light"}, default "full"
         ``"light"``: MDAV followed by a local search only (what each block of the
         large-data path runs).
-    processes : int, default 0
-        Worker processes of the portfolio (0: one per available core).
+    n_jobs : int, optional
+        Processes of the time-limited portfolio, this one included (None, 0 or -1: one per
+        available core; 1: this process alone). Without ``time_limit`` the work is fixed
+        and runs in this process. The deprecated name ``processes`` still works, with a
+        ``FutureWarning``.
     variables, scaling, improve, rng, time_limit, progress
         As in :func:`pysdcmicro.microaggregate`.
 
@@ -766,8 +771,9 @@ def auto(X, k, *, effort="full", processes=0, variables=None, scaling="standardi
     >>> res.labels.tolist(), res.status
     ([0, 0, 0, 1, 1, 1], 'done')
     """
-    return microaggregate(X, k, method="auto", effort=effort, processes=processes, variables=variables,
-                          scaling=scaling, improve=improve, rng=rng, time_limit=time_limit, progress=progress)
+    return microaggregate(X, k, method="auto", effort=effort, n_jobs=n_jobs, variables=variables,
+                          scaling=scaling, improve=improve, rng=rng, time_limit=time_limit, progress=progress,
+                          **deprecated)
 
 
 def microaggregate_blocked(frame, k, *, method="mdav", block_size=None, repair="auto", repair_options=None,

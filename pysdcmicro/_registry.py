@@ -24,6 +24,7 @@ import dataclasses
 import difflib
 import inspect
 import typing
+import warnings
 from dataclasses import dataclass, field
 from typing import Any, Callable, Mapping
 
@@ -106,7 +107,8 @@ class MethodSpec:
     ``block_defaults``: options given to the method when it runs on the blocks of the
     large-data path, unless the caller gave them. ``threads``: the whole-data core may use
     ``ctx.threads`` threads (the caller's ``n_jobs``). ``missing_code``: see
-    :class:`MissingCode`.
+    :class:`MissingCode`. ``renamed``: deprecated option names, each mapped to its new
+    name; they are accepted (with a ``FutureWarning``) but not listed in ``options``.
     """
 
     name: str
@@ -118,9 +120,10 @@ class MethodSpec:
     block_defaults: Mapping = field(default_factory=dict)
     threads: bool = False
     missing_code: MissingCode | None = None
+    renamed: Mapping = field(default_factory=dict)
 
     def check_options(self, options: dict) -> None:
-        unknown = [name for name in options if name not in self.options]
+        unknown = [name for name in options if name not in self.options and name not in self.renamed]
         if unknown:
             known = ", ".join(self.options) or "none"
             close = difflib.get_close_matches(unknown[0], list(self.options), n=1)
@@ -128,6 +131,23 @@ class MethodSpec:
             raise InvalidInputError(
                 f"{self.kind} {self.name!r} has no option {unknown[0]!r}; its options are: {known}.{hint}"
             )
+
+    def rename_deprecated(self, options: Mapping, *, stacklevel: int = 2) -> dict:
+        """``options`` with each deprecated name replaced by its new one, with a
+        ``FutureWarning`` naming both (``stacklevel`` frames above the caller). Giving an old
+        name and its new one together is an error."""
+        out = dict(options)
+        for old, new in self.renamed.items():
+            if old not in out:
+                continue
+            value = out.pop(old)
+            if new in out:
+                raise InvalidInputError(f"{self.kind} {self.name!r}: give `{new}` only (`{old}` is its deprecated "
+                                        f"name); got both, {new}={out[new]!r} and {old}={value!r}.")
+            warnings.warn(f"option `{old}` of {self.kind} {self.name!r} is deprecated and will be removed in the "
+                          f"next release; use `{new}`.", FutureWarning, stacklevel=stacklevel + 1)
+            out[new] = value
+        return out
 
     def defaults(self) -> dict:
         return {name: spec.default for name, spec in self.options.items()}
@@ -194,14 +214,15 @@ def _register(table: dict, kind: str, name: str, summary: str, randomized: bool,
 
 def register_method(name: str, *, summary: str, randomized: bool = False, options: type | None = None,
                     block_defaults: Mapping | None = None, threads: bool = False,
-                    missing_code: MissingCode | None = None):
+                    missing_code: MissingCode | None = None, renamed: Mapping | None = None):
     """Decorator registering ``solver(Z, k, ctx, **options) -> Solution`` under ``name``.
 
     The options are the solver's keyword-only parameters, or, with ``options``, the fields of
     that dataclass (each with a default). The keywords after ``options`` are capabilities (see
     :class:`MethodSpec`)."""
     return _register(_METHODS, "method", name, summary, randomized, options,
-                     block_defaults=dict(block_defaults or {}), threads=threads, missing_code=missing_code)
+                     block_defaults=dict(block_defaults or {}), threads=threads, missing_code=missing_code,
+                     renamed=dict(renamed or {}))
 
 
 def register_improvement(name: str, *, summary: str, randomized: bool = False, options: type | None = None):
