@@ -230,14 +230,13 @@ def _renamed_options(method: Any, options: dict, n_jobs: Any) -> tuple[dict, Any
         return options, n_jobs
     if not any(name in spec.renamed for name in options):
         return options, n_jobs
+    old = next((o for o, new in spec.renamed.items() if new == "n_jobs" and o in options), None)
+    if old is not None and n_jobs is not None and options[old] != n_jobs:
+        raise InvalidInputError(f"method {spec.name!r}: give `n_jobs` only (`{old}` is its deprecated name); got "
+                                f"both, n_jobs={n_jobs!r} and {old}={options[old]!r}.")
     options = spec.rename_deprecated(options, stacklevel=_outside_package())
     if "n_jobs" in options:
-        value = options.pop("n_jobs")
-        if n_jobs is not None and value != n_jobs:
-            old = ", ".join(f"`{o}`" for o, new in spec.renamed.items() if new == "n_jobs")
-            raise InvalidInputError(f"method {spec.name!r}: give `n_jobs` only ({old}: its deprecated name); got "
-                                    f"n_jobs={n_jobs!r} and {value!r}.")
-        n_jobs = value
+        n_jobs = options.pop("n_jobs")
     return options, n_jobs
 
 
@@ -341,7 +340,7 @@ def _microaggregate_groups(frame: Any, k: int, groups: list, started: float, *, 
     lower_il = gap = None
     if all(r.lower_bound is not None for r in results):
         lower_il = 100.0 * sum(r.lower_bound * r.sst / 100.0 for r in results) / total
-        gap = (il - lower_il) / il if il > 0 else 0.0
+        gap = 100.0 * (il - lower_il) / il if il > 0 else 0.0  # percent, as IL
     first = results[0]
     status = worst_status(r.status for r in results)
     message = "; ".join(f"[group {g + 1}] {r.message}" for g, r in enumerate(results) if r.message)

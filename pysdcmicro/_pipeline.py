@@ -337,7 +337,7 @@ def result(job: Job, prep: Prepared, part: Partitioned, rel: Released) -> Microa
     lower_il = gap = None
     if part.lower is not None and job.scaling == "standardize":
         lower_il = max(0.0, 100.0 * part.lower / rel.sst)
-        gap = (il - lower_il) / il if il > 0 else 0.0
+        gap = 100.0 * (il - lower_il) / il if il > 0 else 0.0  # percent, as IL
     return MicroaggregationResult(
         data=data, labels=rel.labels, groups=rel.groups, k=job.k, method=job.full_name, sse=rel.sse, sst=rel.sst,
         information_loss=il, lower_bound=lower_il, gap=gap, status=part.status, message=part.message,

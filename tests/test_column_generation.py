@@ -78,7 +78,7 @@ def test_integer_solution_is_the_brute_force_optimum_and_bounds_are_below(seed):
         assert res.info["converged"]
         assert res.info["lp_value"] <= opt + 1e-9
         assert res.info.get("optimal") is True
-        assert res.gap == pytest.approx(0.0, abs=1e-6)
+        assert res.gap == pytest.approx(0.0, abs=1e-4)  # percent
 
 
 @pytest.mark.parametrize("seed", range(12))
@@ -286,7 +286,7 @@ def test_casc_subset_gap_is_small(casc):
     res = column_generation(df.iloc[rows], 3, rng=0, **DET)
     assert res.info["converged"]
     assert res.lower_bound <= res.information_loss + 1e-9
-    assert res.gap <= 0.01
+    assert res.gap <= 1.0  # percent
     mdav_il = pysdcmicro.mdav(df.iloc[rows], 3).information_loss
     assert res.information_loss <= mdav_il
 
