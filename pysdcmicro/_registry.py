@@ -81,6 +81,22 @@ class OptionSpec:
         )
 
 
+class OptionTable(dict):
+    """A method's options by name (what the registry lists). A deprecated name is not
+    listed (``in``, iteration), but looking it up (``table[old]``) gives its new name's
+    entry, so a front end that reads an option's type by the name it was given accepts the
+    old names while they are deprecated."""
+
+    def __init__(self, options: Mapping | None = None, renamed: Mapping | None = None):
+        super().__init__(options or {})
+        self.renamed = dict(renamed or {})
+
+    def __missing__(self, key: Any) -> OptionSpec:
+        if key in self.renamed:
+            return self[self.renamed[key]]
+        raise KeyError(key)
+
+
 @dataclass(frozen=True)
 class MissingCode:
     """A method option under which a data value is a missing-value code.
@@ -206,8 +222,8 @@ def _register(table: dict, kind: str, name: str, summary: str, randomized: bool,
         if name in table:
             raise ValueError(f"{kind} {name!r} is registered twice")
         found = _options_of(core) if options is None else _options_of_dataclass(options)
-        table[name] = MethodSpec(name=name, core=core, summary=summary, kind=kind,
-                                 randomized=randomized, options=found, **capabilities)
+        table[name] = MethodSpec(name=name, core=core, summary=summary, kind=kind, randomized=randomized,
+                                 options=OptionTable(found, capabilities.get("renamed")), **capabilities)
         return core
     return decorator
 
