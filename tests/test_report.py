@@ -83,7 +83,7 @@ def test_lower_bound_and_gap_are_shown():
     assert "lower bound" in rep.to_text() and "gap 50.00 %" in rep.to_text()
     assert rep.to_dict()["gap"] == pytest.approx(50.0)  # percent, as IL
     assert res.gap == pytest.approx(50.0) and res.to_dict()["gap"] == pytest.approx(50.0)
-    assert "(gap 50.00 %)" in str(res)
+    assert "(gap 50.00 %)" in res.summary()
     assert "50.00 %" in rep.to_html()
 
 
