@@ -7,13 +7,14 @@ DataFrames are compositions of pipeline runs.
 
 from __future__ import annotations
 
+import sys
 import time
 from typing import Any, Callable
 
 import numpy as np
 import pandas as pd
 
-from . import _pipeline
+from . import _pipeline, _registry
 from ._aggregate import MEASURES, MISSING
 from ._context import TerminalProgress as _TerminalProgress
 from ._errors import InvalidInputError, InvalidTypeError
@@ -106,9 +107,14 @@ def microaggregate(frame: Any, k: int, *, variables: Any = None, method: str | C
         ``repair_options``, ``repair_passes``, ``window_size``, ``repair_scope``); ``None``
         never blocks.
     n_jobs : int, optional
-        Worker processes for the blocks (default: every available core; 1 runs them in
-        this process). Besides the large-data path, only whole-data ``vmdav`` uses it: the
-        threads of its compiled rounds (same labels on any number).
+        How many worker processes or threads to use (scikit-learn's convention: None or 0
+        = the default, -1 = every available core, an integer >= 1 = that many). On the
+        large-data path: the worker processes of the blocks (default: every available core;
+        1 runs them in this process). On the whole data, the methods that run in parallel
+        take it: ``auto`` (processes of its time-limited portfolio; default: every available
+        core), ``decomposition`` (processes for the subsets; default: every core),
+        ``column-generation`` (CP-SAT search threads; default: 1) and ``vmdav`` (threads of
+        its compiled rounds, same labels on any number; default: every available core).
     client : dask.distributed.Client or str, optional
         Run the blocks on this Dask cluster (a client or a scheduler address) instead of
         local processes. A Dask DataFrame ``frame`` also runs there. Needs the optional
@@ -179,6 +185,7 @@ def microaggregate(frame: Any, k: int, *, variables: Any = None, method: str | C
     ('done', 2)
     """
     started = time.monotonic()
+    method_options, n_jobs = _renamed_options(method, method_options, n_jobs)
     rng = check_rng(rng)
     if rng is None:
         rng = _draw_seed()
@@ -210,6 +217,37 @@ def microaggregate(frame: Any, k: int, *, variables: Any = None, method: str | C
         blocks=blocks, n_jobs=n_jobs, client=client, missing=missing, measure=measure, trim=trim, weights=w,
         weight_column=weight_column, decimals=decimals)
     return _pipeline.run(job, stacklevel=2)
+
+
+def _renamed_options(method: Any, options: dict, n_jobs: Any) -> tuple[dict, Any]:
+    """A registered method's options with their deprecated names replaced (a ``FutureWarning``
+    for each, shown at the caller's line outside the package), and ``n_jobs``: a method's
+    ``n_jobs`` option is this function's ``n_jobs`` parameter."""
+    if not isinstance(method, str) or not options:
+        return options, n_jobs
+    try:
+        spec = _registry.get_method(method)
+    except (InvalidInputError, InvalidTypeError):  # reported by the pipeline, with the others
+        return options, n_jobs
+    if not any(name in spec.renamed for name in options):
+        return options, n_jobs
+    old = next((o for o, new in spec.renamed.items() if new == "n_jobs" and o in options), None)
+    if old is not None and n_jobs is not None and options[old] != n_jobs:
+        raise InvalidInputError(f"method {spec.name!r}: give `n_jobs` only (`{old}` is its deprecated name); got "
+                                f"both, n_jobs={n_jobs!r} and {old}={options[old]!r}.")
+    options = spec.rename_deprecated(options, stacklevel=_outside_package())
+    if "n_jobs" in options:
+        n_jobs = options.pop("n_jobs")
+    return options, n_jobs
+
+
+def _outside_package() -> int:
+    """The ``stacklevel`` of :meth:`MethodSpec.rename_deprecated` (called from
+    :func:`_renamed_options`) that shows a warning at the first frame outside this package."""
+    frame, level = sys._getframe(2), 2  # microaggregate's frame: 3 above the warning's caller
+    while frame is not None and frame.f_globals.get("__name__", "").partition(".")[0] == "pysdcmicro":
+        frame, level = frame.f_back, level + 1
+    return level
 
 
 def _check_release(missing: Any, measure: Any, trim: Any, weights: Any, decimals: Any) -> tuple:
@@ -303,7 +341,7 @@ def _microaggregate_groups(frame: Any, k: int, groups: list, started: float, *, 
     lower_il = gap = None
     if all(r.lower_bound is not None for r in results):
         lower_il = 100.0 * sum(r.lower_bound * r.sst / 100.0 for r in results) / total
-        gap = (il - lower_il) / il if il > 0 else 0.0
+        gap = 100.0 * (il - lower_il) / il if il > 0 else 0.0  # percent, as IL
     first = results[0]
     status = worst_status(r.status for r in results)
     message = "; ".join(f"[group {g + 1}] {r.message}" for g, r in enumerate(results) if r.message)

@@ -81,7 +81,8 @@ class Deadline:
 class ProgressEvent:
     """One progress report from a running method.
 
-    ``information_loss`` and ``lower_bound`` are in IL percent when known.
+    ``information_loss`` and ``lower_bound`` are in IL percent when known, and so is
+    :attr:`gap`.
     """
 
     method: str
@@ -92,6 +93,13 @@ class ProgressEvent:
     lower_bound: float | None = None
     extra: dict = field(default_factory=dict)
     limit: float | None = None
+
+    @property
+    def gap(self) -> float | None:
+        """(IL - lower bound) / IL in percent, when both are known (and IL > 0)."""
+        if self.lower_bound is None or self.information_loss is None or self.information_loss <= 0:
+            return None
+        return 100.0 * (self.information_loss - self.lower_bound) / self.information_loss
 
     def fields(self) -> list[tuple[int, str]]:
         """The pieces of the progress line with their importance (0 = most important):
@@ -105,9 +113,8 @@ class ProgressEvent:
             parts.append((1, f"IL={self.information_loss:.4f}"))
         if self.lower_bound is not None:
             parts.append((2, f"LB={self.lower_bound:.4f}"))
-            if self.information_loss is not None and self.information_loss > 0:
-                gap = (self.information_loss - self.lower_bound) / self.information_loss
-                parts.append((2, f"gap={100 * gap:.2f}%"))
+            if self.gap is not None:
+                parts.append((2, f"gap={self.gap:.2f}%"))
         for key, value in self.extra.items():
             parts.append((5, f"{key}={value:.6g}" if isinstance(value, float) else f"{key}={value}"))
         return parts

@@ -21,8 +21,8 @@ __all__: list[str] = ["routing_path", "ROUTING_MATRIX_MAX_NODES"]
 #: Up to this many records the routing model gets the whole integer distance matrix
 #: (``RegisterTransitMatrix``: (n+1)^2 int64 inside OR-Tools plus a transient Python list of
 #: lists, about 270 MB at n = 2000). Beyond it, each record may only be followed by one of
-#: its ``neighbors`` nearest records (or the path's end), and arc costs come from a Python
-#: callback: memory O(n * neighbors), never an n x n matrix.
+#: its ``neighbours`` nearest records (or the path's end), and arc costs come from a Python
+#: callback: memory O(n * neighbours), never an n x n matrix.
 ROUTING_MATRIX_MAX_NODES = 2000
 
 _FIRST_SOLUTIONS = ("PATH_CHEAPEST_ARC", "SAVINGS", "CHRISTOFIDES", "PARALLEL_CHEAPEST_INSERTION",
@@ -45,7 +45,7 @@ def _distance_scale(Z) -> float:
 
 def routing_path(Z, *, closed: bool = False, first_solution: str = "PATH_CHEAPEST_ARC",
                  metaheuristic: str = "GUIDED_LOCAL_SEARCH", time_limit: float | None = None,
-                 solution_limit: int | None = None, neighbors: int = 10, nbrs=None,
+                 solution_limit: int | None = None, neighbours: int = 10, nbrs=None,
                  initial=None, max_matrix_nodes: int | None = None):
     """Shortest Hamiltonian path (or tour when ``closed``) over the rows of ``Z`` with
     OR-Tools' routing library.
@@ -54,7 +54,7 @@ def routing_path(Z, *, closed: bool = False, first_solution: str = "PATH_CHEAPES
     the depot; a closed tour starts and ends at record 0. Euclidean distances are scaled
     to integers by a recorded factor (:func:`_distance_scale`). Above
     :data:`ROUTING_MATRIX_MAX_NODES` records the successors of each record are restricted
-    to its ``neighbors`` nearest records (``nbrs``, an (n, K) index array, is computed when
+    to its ``neighbours`` nearest records (``nbrs``, an (n, K) index array, is computed when
     not given) or its successor in ``initial``.
 
     ``initial`` (a permutation of ``range(n)``, read as a path or a tour) is the first
@@ -106,7 +106,7 @@ def routing_path(Z, *, closed: bool = False, first_solution: str = "PATH_CHEAPES
         if nbrs is None:
             from .univariate._tsp import knn
 
-            nbrs = knn(Z, neighbors)
+            nbrs = knn(Z, neighbours)
         P = [tuple(r) for r in Z.tolist()]
         dist = math.dist
         index_to_node = manager.IndexToNode

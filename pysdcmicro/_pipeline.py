@@ -37,7 +37,7 @@ from ._release import release_sse_sst, verify_release_values
 from ._result import MicroaggregationResult
 from ._solve import Step, principal_axis_runs_by_stratum, solve_block, worst_status
 from ._standardize import standardization, standardize
-from ._validation import Dataset
+from ._validation import Dataset, check_n_jobs
 from ._version import __version__
 from .large._blocked import BlockPlan, plan_blocks, solve_blocked
 from .large._executors import available_cores
@@ -194,7 +194,10 @@ def _plan(job: Job, prep: Prepared, root: Context) -> tuple[BlockPlan | None, di
     if plan is not None and ds.strata is None and ds.n <= plan.block_size:
         plan = None  # one block: exactly the whole-data run
     if plan is None and spec is not None and spec.threads:  # whole-data scans on n_jobs threads
-        root._shared.threads = available_cores() if job.n_jobs is None or job.n_jobs == -1 else int(job.n_jobs)
+        root._shared.threads = check_n_jobs(job.n_jobs, default=available_cores())
+    if plan is None and spec is not None and "n_jobs" in spec.options and job.n_jobs is not None:
+        options = {**options, "n_jobs": job.n_jobs}  # the method's own workers (the caller's n_jobs)
+        job.method.settings["n_jobs"] = job.n_jobs
     if plan is not None and prep.distance_missing is not None and prep.distance_missing.any():
         mc = spec.missing_code
         raise InvalidInputError(f'`{mc.option}` "{mc.value}" reproduces {mc.origin}\'s whole-data {spec.name}; it '
@@ -334,7 +337,7 @@ def result(job: Job, prep: Prepared, part: Partitioned, rel: Released) -> Microa
     lower_il = gap = None
     if part.lower is not None and job.scaling == "standardize":
         lower_il = max(0.0, 100.0 * part.lower / rel.sst)
-        gap = (il - lower_il) / il if il > 0 else 0.0
+        gap = 100.0 * (il - lower_il) / il if il > 0 else 0.0  # percent, as IL
     return MicroaggregationResult(
         data=data, labels=rel.labels, groups=rel.groups, k=job.k, method=job.full_name, sse=rel.sse, sst=rel.sst,
         information_loss=il, lower_bound=lower_il, gap=gap, status=part.status, message=part.message,

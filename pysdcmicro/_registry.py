@@ -24,6 +24,7 @@ import dataclasses
 import difflib
 import inspect
 import typing
+import warnings
 from dataclasses import dataclass, field
 from typing import Any, Callable, Mapping
 
@@ -80,6 +81,22 @@ class OptionSpec:
         )
 
 
+class OptionTable(dict):
+    """A method's options by name (what the registry lists). A deprecated name is not
+    listed (``in``, iteration), but looking it up (``table[old]``) gives its new name's
+    entry, so a front end that reads an option's type by the name it was given accepts the
+    old names while they are deprecated."""
+
+    def __init__(self, options: Mapping | None = None, renamed: Mapping | None = None):
+        super().__init__(options or {})
+        self.renamed = dict(renamed or {})
+
+    def __missing__(self, key: Any) -> OptionSpec:
+        if key in self.renamed:
+            return self[self.renamed[key]]
+        raise KeyError(key)
+
+
 @dataclass(frozen=True)
 class MissingCode:
     """A method option under which a data value is a missing-value code.
@@ -106,7 +123,8 @@ class MethodSpec:
     ``block_defaults``: options given to the method when it runs on the blocks of the
     large-data path, unless the caller gave them. ``threads``: the whole-data core may use
     ``ctx.threads`` threads (the caller's ``n_jobs``). ``missing_code``: see
-    :class:`MissingCode`.
+    :class:`MissingCode`. ``renamed``: deprecated option names, each mapped to its new
+    name; they are accepted (with a ``FutureWarning``) but not listed in ``options``.
     """
 
     name: str
@@ -118,9 +136,10 @@ class MethodSpec:
     block_defaults: Mapping = field(default_factory=dict)
     threads: bool = False
     missing_code: MissingCode | None = None
+    renamed: Mapping = field(default_factory=dict)
 
     def check_options(self, options: dict) -> None:
-        unknown = [name for name in options if name not in self.options]
+        unknown = [name for name in options if name not in self.options and name not in self.renamed]
         if unknown:
             known = ", ".join(self.options) or "none"
             close = difflib.get_close_matches(unknown[0], list(self.options), n=1)
@@ -128,6 +147,23 @@ class MethodSpec:
             raise InvalidInputError(
                 f"{self.kind} {self.name!r} has no option {unknown[0]!r}; its options are: {known}.{hint}"
             )
+
+    def rename_deprecated(self, options: Mapping, *, stacklevel: int = 2) -> dict:
+        """``options`` with each deprecated name replaced by its new one, with a
+        ``FutureWarning`` naming both (``stacklevel`` frames above the caller). Giving an old
+        name and its new one together is an error."""
+        out = dict(options)
+        for old, new in self.renamed.items():
+            if old not in out:
+                continue
+            value = out.pop(old)
+            if new in out:
+                raise InvalidInputError(f"{self.kind} {self.name!r}: give `{new}` only (`{old}` is its deprecated "
+                                        f"name); got both, {new}={out[new]!r} and {old}={value!r}.")
+            warnings.warn(f"option `{old}` of {self.kind} {self.name!r} is deprecated and will be removed in the "
+                          f"next release; use `{new}`.", FutureWarning, stacklevel=stacklevel + 1)
+            out[new] = value
+        return out
 
     def defaults(self) -> dict:
         return {name: spec.default for name, spec in self.options.items()}
@@ -186,22 +222,23 @@ def _register(table: dict, kind: str, name: str, summary: str, randomized: bool,
         if name in table:
             raise ValueError(f"{kind} {name!r} is registered twice")
         found = _options_of(core) if options is None else _options_of_dataclass(options)
-        table[name] = MethodSpec(name=name, core=core, summary=summary, kind=kind,
-                                 randomized=randomized, options=found, **capabilities)
+        table[name] = MethodSpec(name=name, core=core, summary=summary, kind=kind, randomized=randomized,
+                                 options=OptionTable(found, capabilities.get("renamed")), **capabilities)
         return core
     return decorator
 
 
 def register_method(name: str, *, summary: str, randomized: bool = False, options: type | None = None,
                     block_defaults: Mapping | None = None, threads: bool = False,
-                    missing_code: MissingCode | None = None):
+                    missing_code: MissingCode | None = None, renamed: Mapping | None = None):
     """Decorator registering ``solver(Z, k, ctx, **options) -> Solution`` under ``name``.
 
     The options are the solver's keyword-only parameters, or, with ``options``, the fields of
     that dataclass (each with a default). The keywords after ``options`` are capabilities (see
     :class:`MethodSpec`)."""
     return _register(_METHODS, "method", name, summary, randomized, options,
-                     block_defaults=dict(block_defaults or {}), threads=threads, missing_code=missing_code)
+                     block_defaults=dict(block_defaults or {}), threads=threads, missing_code=missing_code,
+                     renamed=dict(renamed or {}))
 
 
 def register_improvement(name: str, *, summary: str, randomized: bool = False, options: type | None = None):

@@ -92,7 +92,8 @@ class MicroaggregationResult:
     lower_bound : float or None
         Proven lower bound on the optimal IL (percent), when the method computes one.
     gap : float or None
-        ``(information_loss - lower_bound) / information_loss`` when a bound is known.
+        gap: (IL - lower bound) / IL in percent, ``100 * (information_loss - lower_bound) /
+        information_loss``, when a bound is known (0: the partition is proven optimal).
     status : str
         ``"done"``, ``"limit"`` (stopped by a limit; best partition found so far) or
         ``"infeasible"``.
@@ -182,7 +183,7 @@ class MicroaggregationResult:
             f"information loss  {self.information_loss:.4f} %   (SSE {self.sse:.6g} / SST {self.sst:.6g})",
         ]
         if self.lower_bound is not None:
-            lines.append(f"lower bound       {self.lower_bound:.4f} %   (gap {100 * (self.gap or 0):.2f} %)")
+            lines.append(f"lower bound       {self.lower_bound:.4f} %   (gap {self.gap or 0:.2f} %)")
         for key in ("path_length",):
             if key in self.info:
                 lines.append(f"{key:<18}{self.info[key]:.6g}")

@@ -52,6 +52,32 @@ def check_positive_int(value: Any, name: str, *, minimum: int = 1, allow_none: b
     return int(value)
 
 
+def cores_available() -> int:
+    """CPU cores this process may use (its affinity where the system has one)."""
+    import os
+
+    if hasattr(os, "sched_getaffinity"):
+        return max(1, len(os.sched_getaffinity(0)))
+    return max(1, os.cpu_count() or 1)
+
+
+def check_n_jobs(n_jobs: Any, *, default: int, name: str = "n_jobs") -> int:
+    """The number of worker processes or threads that ``n_jobs`` asks for (scikit-learn's
+    convention): None or 0 = ``default`` (the method's own), -1 = every available core, an
+    integer >= 1 = that many."""
+    if n_jobs is None:
+        return default
+    if isinstance(n_jobs, bool) or not isinstance(n_jobs, numbers.Integral):
+        raise InvalidTypeError(f"`{name}` must be None, -1 or an integer >= 0; got {_fmt(n_jobs)}.")
+    if n_jobs == 0:
+        return default
+    if n_jobs == -1:
+        return cores_available()
+    if n_jobs < -1:
+        raise InvalidInputError(f"`{name}` must be None, -1 or an integer >= 0; got {int(n_jobs)}.")
+    return int(n_jobs)
+
+
 def check_number(value: Any, name: str, *, low: float | None = None, high: float | None = None,
                  low_open: bool = False, allow_none: bool = False) -> float | None:
     """Check a real-valued option against an interval."""

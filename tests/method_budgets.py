@@ -8,7 +8,7 @@ BUDGETS: dict[str, dict] = {
     "mdav": {},
     "column-generation": {"pricing_deterministic_time": 2.0, "max_iterations": 200,
                           "mip_solver": "cpsat", "mip_deterministic_time": 2.0},
-    "decomposition": {"processes": 1, "s": 2, "pricing_deterministic_time": 2.0, "max_iterations": 200,
+    "decomposition": {"n_jobs": 1, "s": 2, "pricing_deterministic_time": 2.0, "max_iterations": 200,
                       "mip_deterministic_time": 2.0},
     # Path search budget: kicks of the iterated local search (deterministic).
     "tsp-mhm": {"iterations": 50},

@@ -168,7 +168,8 @@ def test_cli_every_method_on_census_with_missing_cells(tmp_path, census):
     original = pd.read_csv(src)
     for name in pysdcmicro.methods():
         out = tmp_path / f"{name}.csv"
-        options = [a for key, value in budget(name).items() for a in ("--option", f"{key}={value}")]
+        options = [a for key, value in budget(name).items()
+                   for a in (("--n-jobs", str(value)) if key == "n_jobs" else ("--option", f"{key}={value}"))]
         proc = run_cli("microaggregate", src, "--k", 3, "--method", name, "--missing", "keep", "--seed", 0,
                        "--time-limit", 2, *options, "-o", out, "-q", subprocess_run=True)
         assert proc.returncode == 0, (name, proc.stderr)

@@ -104,7 +104,7 @@ def test_cli_negative_seed_is_one_error_line(tmp_path):
 def test_time_limited_auto_keeps_a_valid_partition_never_worse_than_the_baseline():
     X = make_synthetic(150, 3, rng=2)
     base = microaggregate(X, 3, method="mdav", improve="two-swap")
-    res = microaggregate(X, 3, method="auto", rng=0, time_limit=2.0, processes=1)
+    res = microaggregate(X, 3, method="auto", rng=0, time_limit=2.0, n_jobs=1)
     assert_k_partition(res.labels, 150, 3)
     assert res.sse <= base.sse * (1 + 1e-12)
     assert res.status in ("limit", "done")
@@ -119,8 +119,8 @@ def test_a_count_budget_makes_the_time_limited_portfolio_reproducible():
     limit is a ceiling it never reaches)."""
     X = make_synthetic(150, 3, rng=2)
     plan = AutoPlan(epoch_restarts=6)
-    a = microaggregate(X, 3, method="auto", rng=3, time_limit=600.0, processes=1, plan=plan)
-    b = microaggregate(X, 3, method="auto", rng=3, time_limit=600.0, processes=1, plan=plan)
+    a = microaggregate(X, 3, method="auto", rng=3, time_limit=600.0, n_jobs=1, plan=plan)
+    b = microaggregate(X, 3, method="auto", rng=3, time_limit=600.0, n_jobs=1, plan=plan)
     np.testing.assert_array_equal(a.labels, b.labels)
     restarts = [c for c in a.info["components"] if c["name"] == "icsm-restarts"]
     assert [c["restarts"] for c in restarts] == [[6]]
@@ -266,7 +266,7 @@ def test_decomposition_keeps_improving_until_its_deadline():
 
     Z = zscore(make_synthetic(120, 2, rng=5))
     ctx = Context(0, _deadline=Deadline(3.0, clock=TickClock(0.01)))
-    sol = _decomposition_solver(Z, 3, ctx, s=2, processes=1, local_search="two-swap", max_iterations=20,
+    sol = _decomposition_solver(Z, 3, ctx, s=2, n_jobs=1, local_search="two-swap", max_iterations=20,
                                 pricing_deterministic_time=1.0, mip_deterministic_time=1.0)
     assert_k_partition(sol.labels, 120, 3)
     rounds = len(sol.info["rounds"])
@@ -277,7 +277,7 @@ def test_decomposition_keeps_improving_until_its_deadline():
 
 def test_decomposition_message_says_what_ran():
     X = make_synthetic(60, 2, rng=1)
-    res = microaggregate(X, 3, method="decomposition", rng=0, s=2, processes=1, local_search="two-swap",
+    res = microaggregate(X, 3, method="decomposition", rng=0, s=2, n_jobs=1, local_search="two-swap",
                          max_iterations=20, pricing_deterministic_time=1.0, mip_deterministic_time=1.0)
     assert res.message.startswith("decomposition: 1 round of 2 subsets (column generation each), "
                                   "local search two-swap")
@@ -293,7 +293,7 @@ def test_two_core_portfolio_runs_restart_chains_that_exchange_the_best():
                     cut_max_k=0, cg_extra={"max_iterations": 2, "mip": False})
     X = make_synthetic(600, 3, rng=4)  # above colgen_small_n: the worker shares the restarts
     base = microaggregate(X, 3, method="mdav", improve="two-swap")
-    res = microaggregate(X, 3, method="auto", rng=0, time_limit=600.0, processes=2, plan=plan)
+    res = microaggregate(X, 3, method="auto", rng=0, time_limit=600.0, n_jobs=2, plan=plan)
     assert_k_partition(res.labels, 600, 3)
     assert res.sse <= base.sse * (1 + 1e-12)
     assert res.info["plan"]["restarts"] == "chains"
@@ -332,7 +332,7 @@ def test_message_says_so_when_no_worker_answered(monkeypatch):
 
     monkeypatch.setattr(_auto, "_pool", lambda workers: _DeadPool())
     X = make_synthetic(600, 3, rng=4)
-    res = microaggregate(X, 3, method="auto", rng=0, time_limit=600.0, processes=2,
+    res = microaggregate(X, 3, method="auto", rng=0, time_limit=600.0, n_jobs=2,
                          plan=AutoPlan(epoch_restarts=2, chain_epochs=1))
     assert_k_partition(res.labels, 600, 3)
     assert "workers: none answered (failed: BrokenProcessPool: a worker died while starting)" in res.message
@@ -408,7 +408,7 @@ def test_ctrl_c_in_the_first_epoch_returns_the_workers_best(tmp_path):
             raise KeyboardInterrupt
 
     before = set(os.listdir(tempfile.gettempdir()))
-    res = microaggregate(X, 3, method="auto", rng=0, time_limit=600.0, processes=2, progress=progress)
+    res = microaggregate(X, 3, method="auto", rng=0, time_limit=600.0, n_jobs=2, progress=progress)
     assert seen
     assert res.status == "limit" and "interrupted (Ctrl-C)" in res.message
     assert_k_partition(res.labels, 600, 3)
@@ -498,7 +498,7 @@ _NO_GUARD_SCRIPT = """\
 import numpy as np
 from pysdcmicro import microaggregate
 print("TOP LEVEL", flush=True)
-res = microaggregate(np.random.default_rng(0).normal(size=(600, 3)), 3, rng=0, time_limit=600, processes=2,
+res = microaggregate(np.random.default_rng(0).normal(size=(600, 3)), 3, rng=0, time_limit=600, n_jobs=2,
                      plan={"epoch_restarts": 2, "chain_epochs": 1})
 print("RESULT", res.status, res.message, flush=True)
 """

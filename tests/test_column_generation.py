@@ -78,7 +78,7 @@ def test_integer_solution_is_the_brute_force_optimum_and_bounds_are_below(seed):
         assert res.info["converged"]
         assert res.info["lp_value"] <= opt + 1e-9
         assert res.info.get("optimal") is True
-        assert res.gap == pytest.approx(0.0, abs=1e-6)
+        assert res.gap == pytest.approx(0.0, abs=1e-4)  # percent
 
 
 @pytest.mark.parametrize("seed", range(12))
@@ -286,7 +286,7 @@ def test_casc_subset_gap_is_small(casc):
     res = column_generation(df.iloc[rows], 3, rng=0, **DET)
     assert res.info["converged"]
     assert res.lower_bound <= res.information_loss + 1e-9
-    assert res.gap <= 0.01
+    assert res.gap <= 1.0  # percent
     mdav_il = pysdcmicro.mdav(df.iloc[rows], 3).information_loss
     assert res.information_loss <= mdav_il
 
@@ -314,8 +314,8 @@ def test_bad_options(option, value, message):
 
 def test_decomposition_never_worse_than_its_start_and_independent_of_processes():
     X = np.random.default_rng(9).normal(size=(90, 3))
-    a = decomposition(X, 3, s=3, processes=1, rng=5, **DET)
-    b = decomposition(X, 3, s=3, processes=2, rng=5, **DET)
+    a = decomposition(X, 3, s=3, n_jobs=1, rng=5, **DET)
+    b = decomposition(X, 3, s=3, n_jobs=2, rng=5, **DET)
     np.testing.assert_array_equal(a.labels, b.labels)
     assert_k_partition(a.labels, 90, 3)
     assert a.info["subsets"] == 3
@@ -349,7 +349,7 @@ def test_cli_report_shows_the_lower_bound():
 @pytest.mark.parametrize("local_search", ["icsm", "none"])
 def test_decomposition_local_search_choices(local_search):
     X = np.random.default_rng(4).normal(size=(60, 3))
-    res = decomposition(X, 3, s=2, processes=1, rng=1, local_search=local_search, **DET)
+    res = decomposition(X, 3, s=2, n_jobs=1, rng=1, local_search=local_search, **DET)
     assert_k_partition(res.labels, 60, 3)
     assert res.info["local_search"] == local_search
     assert res.sse == pytest.approx(naive_sse(zscore(X), res.labels), rel=1e-9)
@@ -360,14 +360,14 @@ def test_decomposition_local_search_choices(local_search):
 
 def test_decomposition_icsm_restarts_without_time_limit_falls_back_to_one_run():
     X = np.random.default_rng(5).normal(size=(45, 2))
-    res = decomposition(X, 3, s=2, processes=1, rng=0, local_search="icsm-restarts", **DET)
+    res = decomposition(X, 3, s=2, n_jobs=1, rng=0, local_search="icsm-restarts", **DET)
     assert_k_partition(res.labels, 45, 3)
     assert "ICSM ran without restarts" in res.message
 
 
 @pytest.mark.parametrize("option, value, message", [
     ("local_search", "tabu", "`local_search` must be one of 'two-swap', 'icsm', 'icsm-restarts', 'none'; got 'tabu'."),
-    ("processes", -1, "`processes` must be an integer >= 0; got -1."),
+    ("n_jobs", -2, "`n_jobs` must be None, -1 or an integer >= 0; got -2."),
 ])
 def test_decomposition_bad_options(option, value, message):
     with pytest.raises(InvalidInputError) as err:

@@ -344,7 +344,7 @@ def test_time_limit_keeps_a_valid_partition():
     ({"blocks": {"sise": 10}}, ValueError, "`blocks` has no option 'sise'"),
     ({"blocks": {"repair": "nope"}}, ValueError, "unknown improvement 'nope'"),
     ({"blocks": {"repair_passes": -1}}, ValueError, "`repair_passes` must be an integer >= 0; got -1."),
-    ({"blocks": 10, "n_jobs": 0}, ValueError, "`n_jobs` must be an integer >= 1; got 0."),
+    ({"blocks": 10, "n_jobs": -2}, ValueError, "`n_jobs` must be None, -1 or an integer >= 0; got -2."),
     ({"blocks": 10, "client": 3}, TypeError, "`client` must be a dask.distributed Client"),
 ])
 def test_bad_large_data_options(kwargs, error, message):

@@ -79,9 +79,12 @@ def test_lower_bound_and_gap_are_shown():
     X = make_synthetic(30, 2, rng=0)
     res = pysdcmicro.microaggregate(X, 3, method=bounded)
     rep = pysdcmicro.report(res, X)
-    assert rep.lower_bound == pytest.approx(res.information_loss / 2) and rep.gap == pytest.approx(0.5)
+    assert rep.lower_bound == pytest.approx(res.information_loss / 2) and rep.gap == pytest.approx(50.0)
     assert "lower bound" in rep.to_text() and "gap 50.00 %" in rep.to_text()
-    assert rep.to_dict()["gap"] == pytest.approx(0.5)
+    assert rep.to_dict()["gap"] == pytest.approx(50.0)  # percent, as IL
+    assert res.gap == pytest.approx(50.0) and res.to_dict()["gap"] == pytest.approx(50.0)
+    assert "(gap 50.00 %)" in res.summary()
+    assert "50.00 %" in rep.to_html()
 
 
 def test_wrong_original_is_refused(demo):

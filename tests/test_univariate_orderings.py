@@ -78,7 +78,7 @@ def test_iterated_local_search_finds_the_optimum_of_small_instances(seed, closed
     rng = np.random.default_rng(100 + seed)
     Z = rng.normal(size=(8, 2)) * [3.0, 1.0]
     start = rng.permutation(8)
-    order, info = improve_order(Z, start, closed=closed, kicks=300, rng=seed, neighbors=7)
+    order, info = improve_order(Z, start, closed=closed, kicks=300, rng=seed, neighbours=7)
     assert _is_perm(order, 8)
     assert info["kicks_done"] == 300 and not info["stopped"]
     assert path_length(Z, order, closed=closed) == pytest.approx(_brute_path_np(Z, closed), abs=1e-9)
@@ -375,7 +375,7 @@ def test_property_search_returns_a_permutation_no_longer_than_its_start(Z, close
     and grouping along it is a valid k-partition with the SSE the prefix sums claim."""
     n = Z.shape[0]
     start = np.random.default_rng(seed).permutation(n)
-    order, _ = improve_order(Z, start, closed=closed, kicks=30, rng=seed, neighbors=5)
+    order, _ = improve_order(Z, start, closed=closed, kicks=30, rng=seed, neighbours=5)
     assert _is_perm(order, n)
     tol = 1e-9 * (1 + path_length(Z, start, closed=closed))
     assert path_length(Z, order, closed=closed) <= path_length(Z, start, closed=closed) + tol

@@ -2,7 +2,7 @@
 
 (a) certified gaps: column generation run to convergence with exact (anchored) pricing on
 random subsets of 60-150 records of each CASC set (``NAME@sub:N:SEED``), k = 3 and 5; the
-LB column is the proven lower bound (IL %), the gap is (IL - LB) / IL.
+LB column is the proven lower bound (IL %), the gap is (IL - LB) / IL in percent.
 (b) decomposition (Castro, Gentile, Spagnolo-Arrizabalaga, PSD 2022, Sect. 2) against their
 Table 5 (reference), with the number of subsets s of their best run (Tables 1 and 3).
 (c) global lower bounds on the full sets, k = 3, 5, 10, within 30 minutes per cell.

@@ -10,6 +10,6 @@ CASES = []
 for local_search in ("two-swap", "icsm-restarts"):
     for (dataset, k), s in BEST_S.items():
         CASES.append({"dataset": dataset, "k": k, "method": "decomposition",
-                      "options": {"s": s, "local_search": local_search, "processes": 1},
+                      "options": {"s": s, "local_search": local_search, "n_jobs": 1},
                       "time_limit": 300, "seed": 0, "reference": "Castro 2022 decomposition",
                       "label": f"decomposition ({local_search})"})

@@ -55,6 +55,7 @@ from .. import _registry
 from .._errors import InvalidInputError, InvalidTypeError, StratumTooSmallError
 from .._partition import sse as sse_of
 from .._result import Solution
+from .._validation import check_n_jobs
 from ._blocks import block_sizes, group_windows, iter_principal_blocks
 from ._executors import SerialExecutor, available_cores, make_executor
 from ._tasks import improve_window_task, peak_rss_kib, solve_block_task
@@ -124,12 +125,7 @@ def _check_repair(repair: Any) -> Any:
 
 def plan_blocks(blocks: Any, n_jobs: Any, client: Any, n: int, k: int) -> BlockPlan | None:
     """Validate ``blocks``, ``n_jobs`` and ``client``; the plan, or None for whole-data."""
-    if n_jobs is None:
-        jobs = available_cores()
-    elif n_jobs == -1 and not isinstance(n_jobs, bool):
-        jobs = available_cores()
-    else:
-        jobs = _check_int(n_jobs, "n_jobs", 1)
+    jobs = check_n_jobs(n_jobs, default=available_cores())  # None, 0 and -1: every available core
     if client is not None and not isinstance(client, str) and not hasattr(client, "submit"):
         raise InvalidTypeError(
             f"`client` must be a dask.distributed Client or a scheduler address string; got {client!r}."

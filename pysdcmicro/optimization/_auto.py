@@ -58,7 +58,8 @@ from .._errors import InvalidInputError, InvalidTypeError
 from .._partition import sse
 from .._registry import register_method
 from .._result import Solution
-from .._validation import check_choice, check_positive_int
+from .._validation import check_choice, check_n_jobs, check_positive_int
+from .._validation import cores_available as available_cores
 from ..constructive._mdav import mdav_labels
 
 __all__ = ["AutoPlan", "ICSM_MAX_N", "BOUND_MAX_N", "fixed_plan", "neighbour_bound", "region_groups",
@@ -530,7 +531,7 @@ def _component(name: str, Z: np.ndarray, k: int, labels: np.ndarray | None, seed
     elif name == "decomposition":
         from ._decomposition import _decomposition_solver
 
-        sol = _decomposition_solver(Z, k, ctx, local_search="icsm-restarts", processes=1)
+        sol = _decomposition_solver(Z, k, ctx, local_search="icsm-restarts", n_jobs=1)
     else:  # pragma: no cover - names come from this module
         raise ValueError(name)
     out = np.asarray(sol.labels, dtype=np.int64)
@@ -594,12 +595,10 @@ class _Portfolio:
     (:meth:`_epoch`); parts get a final pass over their borders, and the long-running
     components' answers are taken at the deadline."""
 
-    def __init__(self, Z: np.ndarray, k: int, ctx: Context, info: dict, processes: int, plan: AutoPlan):
-        from ..large._executors import available_cores
-
+    def __init__(self, Z: np.ndarray, k: int, ctx: Context, info: dict, cores: int, plan: AutoPlan):
         self.Z, self.k, self.ctx, self.info, self.plan = Z, k, ctx, info, plan
         self.n, self.d = Z.shape
-        self.cores = processes or available_cores()
+        self.cores = cores  # processes in all, this one included
         self.limit = ctx.remaining()
         self.end_wall = time.time() + self.limit  # the workers' common deadline (wall clock: shared by processes)
         self.margin = min(1.0, 0.02 * self.limit)  # for handing the answers back
@@ -1122,13 +1121,14 @@ def _collect(future, name, best, components, ctx, until, stopper=None, interrupt
 
 
 @register_method("auto", randomized=True, block_defaults={"effort": "light"},  # blocks: MDAV + two-swap each
+                 renamed={"processes": "n_jobs"},
                  summary="the best partition the time allows: without time_limit a fixed, reproducible amount of "
                          "work (MDAV + two-swap, ICSM, ICSM restarts; never worse than MDAV + two-swap); with "
                          "time_limit a portfolio on every core (ICSM restarts, column generation for the bound, ...)")
-def _auto_solver(Z: np.ndarray, k: int, ctx: Context, *, effort: str = "full", processes: int = 0,
+def _auto_solver(Z: np.ndarray, k: int, ctx: Context, *, effort: str = "full", n_jobs: int | None = None,
                  plan: AutoPlan | dict | None = None) -> Solution:
     check_choice(effort, "effort", ("full", "light"))
-    check_positive_int(processes, "processes", minimum=0)
+    cores = check_n_jobs(n_jobs, default=available_cores())  # processes of the portfolio, this one included
     plan = _check_plan(plan)
     n, d = Z.shape
     info: dict = {"effort": effort}
@@ -1141,7 +1141,7 @@ def _auto_solver(Z: np.ndarray, k: int, ctx: Context, *, effort: str = "full", p
     if not ctx.deadline.limited:
         return _fixed(Z, k, ctx, info, plan)
     _not_in_a_starting_worker()
-    return _Portfolio(Z, k, ctx, info, processes, plan).run()
+    return _Portfolio(Z, k, ctx, info, cores, plan).run()
 
 
 def _light(Z, k, ctx, info) -> Solution:

@@ -29,7 +29,7 @@ from .._errors import InvalidInputError
 from .._partition import canonical_labels, groups_from_labels, sse
 from .._registry import register_method
 from .._result import Solution
-from .._validation import check_choice, check_number, check_positive_int
+from .._validation import check_choice, check_n_jobs, check_number, check_positive_int
 from ..constructive._mdav import mdav_labels
 from ._master import ColumnPool, group_cost, make_master
 from ._anchored_pricing import CutRows, anchored_pricing
@@ -196,7 +196,7 @@ class ColumnGenerationOptions:
     mip: bool = _option(True, "solve the set-partitioning MIP over the generated groups")
     mip_time: float = _option(60.0, "seconds for the MIP")
     mip_deterministic_time: float | None = _option(None, "deterministic budget of a CP-SAT MIP")
-    workers: int = _option(1, "CP-SAT threads")
+    n_jobs: int | None = _option(None, "CP-SAT search threads; None or 0: 1, -1: every available core")
     lp_solver: str = _option("glop", "master LP solver: 'glop' (warm re-solves) or 'highs'")
     enumerate_limit: int = _option(50000, "enumerate every group when there are at most this many")
     exact_model: str = _option("anchored", "exact pricing per anchor ('anchored') or one reduced model ('global')")
@@ -234,7 +234,7 @@ class ColumnGenerationOptions:
                      allow_none=True)
         check_number(self.mip_time, "mip_time", low=0, low_open=True)
         check_number(self.mip_deterministic_time, "mip_deterministic_time", low=0, low_open=True, allow_none=True)
-        check_positive_int(self.workers, "workers")
+        check_n_jobs(self.n_jobs, default=1)
         check_choice(self.lp_solver, "lp_solver", _LP_SOLVERS)
         check_positive_int(self.enumerate_limit, "enumerate_limit", minimum=0)
         check_choice(self.exact_model, "exact_model", ("anchored", "global"))
@@ -298,7 +298,8 @@ class _ColumnGenerationRun:
         self.integral_groups, self.cut_time = integral_groups, cut_time
         self.lp_share, self.enumerate_anchor = lp_share, enumerate_anchor
         self.started = time.monotonic()
-        self.info: dict = {"lp_solver": opt.lp_solver, "cpsat_workers": opt.workers}
+        self.threads = check_n_jobs(opt.n_jobs, default=1)  # CP-SAT's num_workers
+        self.info: dict = {"lp_solver": opt.lp_solver, "cpsat_workers": self.threads}
         self.notes: list[str] = []
         self.sizes = range(k, min(2 * k - 1, self.n) + 1)
         # Loop state: the latest master solution, the best bounds, the stabilisation centre.
@@ -625,7 +626,7 @@ class _ColumnGenerationRun:
                                        enumerate_limit=self.enumerate_anchor,
                                        time_limit=None if tl is None else min(tl, self.anchor_time),
                                        max_found=None if self.full_rounds else max(10, self.per_iter // 5),
-                                       deterministic_time=det, workers=opt.workers, seed=self.ctx.seed(),
+                                       deterministic_time=det, workers=self.threads, seed=self.ctx.seed(),
                                        anchor_solver=opt.anchor_solver)
             self.exact_calls += res["cpsat_calls"]
             self.bb_nodes += res.get("bb_nodes", 0)
@@ -635,7 +636,7 @@ class _ColumnGenerationRun:
             return res, res["columns"]
         with self.phases.step("exact pricing (global)", cg_ctx.deadline):
             res = exact_pricing(Z, self.nbr_dist, price, k, s, time_limit=tl, deterministic_time=det,
-                                workers=opt.workers, seed=self.ctx.seed(), max_records=opt.exact_max_records)
+                                workers=self.threads, seed=self.ctx.seed(), max_records=opt.exact_max_records)
         self.exact_calls += 1
         self.exact_det += res.get("deterministic_time", 0.0)
         rnd["unproven"] += 0 if res["proven"] else 1
@@ -714,7 +715,7 @@ class _ColumnGenerationRun:
             found_bound, extra, steps = _centre_search(
                 self.Z, self.nbr_dist, self.k, self.centre, self.pi, deadline=deadline,
                 anchor_time=self.anchor_time, deterministic_time=opt.pricing_deterministic_time,
-                workers=opt.workers, seed=ctx.seed(), max_steps=self.bound_steps)
+                workers=self.threads, seed=ctx.seed(), max_steps=self.bound_steps)
         self.info["bound_search"] = steps
         self._raise_lower(found_bound, "Lagrangian (bound search)")
         for rows, _rc in extra:
@@ -757,7 +758,7 @@ class _ColumnGenerationRun:
         with self.phases("MIP" + (" (complete)" if complete else ""), ctx.deadline):
             mip_labels, mip_info = _solve_mip(self.Z, self.k, self.pool, self.pi, self.lb_filter, self.best_labels,
                                               self.best_sse, ctx, opt.mip_time, opt.mip_deterministic_time,
-                                              opt.workers, opt.mip_solver,
+                                              self.threads, opt.mip_solver,
                                               max_columns=None if complete else opt.mip_columns,
                                               cut_filter=cut_filter)
         self.info.update({key: v for key, v in mip_info.items() if not key.startswith("_")})
@@ -1146,7 +1147,7 @@ def _solve_mip(Z, k, pool, pi, lower, best_labels, best_sse, ctx, mip_time, mip_
 
 @register_method("column-generation",
                  summary="column generation on the set-partitioning model: certified lower bound and MIP over the generated groups",
-                 options=ColumnGenerationOptions)
+                 options=ColumnGenerationOptions, renamed={"workers": "n_jobs"})
 def _column_generation_solver(Z: np.ndarray, k: int, ctx: Context, **options) -> Solution:
     ColumnGenerationOptions(**options).check()
     return solve_column_generation(Z, k, ctx, **options)

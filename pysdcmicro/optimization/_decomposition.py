@@ -19,7 +19,7 @@ from .._context import Context
 from .._partition import canonical_labels, groups_from_labels, sse
 from .._registry import register_method
 from .._result import Solution
-from .._validation import check_choice, check_number, check_positive_int
+from .._validation import check_choice, check_n_jobs, check_number, check_positive_int
 from ..constructive._mdav import mdav_labels
 from ._column_generation import solve_column_generation
 
@@ -128,11 +128,11 @@ def _s_for(k: int) -> int:
     return 2 if k <= 3 else 5 if k <= 5 else 10
 
 
-@register_method("decomposition", randomized=True,
+@register_method("decomposition", randomized=True, renamed={"processes": "n_jobs"},
                  summary="decomposition heuristic: MDAV/V-MDAV, local search (ICSM restarts by default), column "
                          "generation per subset, local search; with a time limit, new splits until the deadline")
 def _decomposition_solver(Z: np.ndarray, k: int, ctx: Context, *, s: int | None = None, step3: bool = True,
-                          local_search: str = "icsm-restarts", split: str = "path", processes: int = 0,
+                          local_search: str = "icsm-restarts", split: str = "path", n_jobs: int | None = None,
                           subset_time_limit: float | None = None, max_iterations: int | None = None,
                           pricing_deterministic_time: float | None = None,
                           mip_time: float = 60.0, mip_deterministic_time: float | None = None,
@@ -142,7 +142,7 @@ def _decomposition_solver(Z: np.ndarray, k: int, ctx: Context, *, s: int | None 
     check_positive_int(s, "s")
     check_choice(local_search, "local_search", ("two-swap", "icsm", "icsm-restarts", "none"))
     check_choice(split, "split", ("path", "sequential"))
-    check_positive_int(processes, "processes", minimum=0)
+    jobs = check_n_jobs(n_jobs, default=os.cpu_count() or 1)  # worker processes for the subsets
     check_number(subset_time_limit, "subset_time_limit", low=0, low_open=True, allow_none=True)
     check_positive_int(max_iterations, "max_iterations", allow_none=True)
     check_number(pricing_deterministic_time, "pricing_deterministic_time", low=0, low_open=True, allow_none=True)
@@ -173,7 +173,6 @@ def _decomposition_solver(Z: np.ndarray, k: int, ctx: Context, *, s: int | None 
         info["step3_sse"] = sse(Z, labels)
         ctx.offer(labels, info["step3_sse"])
         ctx.report(stage="step 3", sse=info["step3_sse"])
-    jobs = processes or (os.cpu_count() or 1)
     options = {"max_iterations": max_iterations, "pricing_deterministic_time": pricing_deterministic_time,
                "mip_time": mip_time, "mip_deterministic_time": mip_deterministic_time,
                # a deterministic MIP budget needs CP-SAT (HiGHS only takes wall-clock limits)

@@ -146,7 +146,7 @@ def render_body(rep, *, plots: bool | None = None) -> str:
         util.append(("information loss IL = 100 SSE/SST (%)", _fmt(rep.information_loss)))
     if rep.lower_bound is not None:
         util.append(("proven lower bound on the optimal IL (%)", _fmt(rep.lower_bound)))
-        util.append(("gap (IL - bound) / IL", "&ndash;" if rep.gap is None else f"{100 * rep.gap:.2f} %"))
+        util.append(("gap (IL - bound) / IL", "&ndash;" if rep.gap is None else f"{rep.gap:.2f} %"))
     if rep.utility is not None:
         u = rep.utility
         cells = rep.n * len(rep.variables)

@@ -65,7 +65,8 @@ class Report:
     information_loss, sse, sst : float or None
         IL = 100 * SSE / SST on z-scores.
     lower_bound, gap : float or None
-        Proven lower bound on the optimal IL and the relative gap, when the method gives one.
+        Proven lower bound on the optimal IL (percent) and the gap, (IL - lower bound) / IL
+        in percent, when the method gives one.
     group_sizes : ndarray or None
         Sizes of the partition's groups (from a result).
     utility : dict or None
@@ -189,7 +190,7 @@ class Report:
                        "(0 % = nothing lost, 100 % = every record replaced by the overall mean).")
             if self.lower_bound is not None:
                 value += f" (proven lower bound {self.lower_bound:.2f} %"
-                value += ")" if self.gap is None else f", gap {100 * self.gap:.2f} %)"
+                value += ")" if self.gap is None else f", gap {self.gap:.2f} %)"
                 reading += (" No partition into groups of k to 2k-1 records can lose less than the bound, "
                             "so the gap is the most that a better method could still gain.")
             items.append(dict(key="information_loss", label="information loss", value=value, verdict="info",
@@ -282,7 +283,7 @@ class Report:
             lines.append(f"  information loss    {self.information_loss:.4f} %   (IL = 100 SSE/SST on z-scores; "
                          f"SSE {_num(self.sse)}, SST {_num(self.sst)})")
         if self.lower_bound is not None:
-            gap = "" if self.gap is None else f"   (gap {100 * self.gap:.2f} %)"
+            gap = "" if self.gap is None else f"   (gap {self.gap:.2f} %)"
             lines.append(f"  lower bound         {self.lower_bound:.4f} %{gap}")
         if self.utility is not None:
             u = self.utility

@@ -94,13 +94,13 @@ def _one_group(Z: np.ndarray) -> Solution:
 
 
 @register_method("mhm", summary="Multivariate Hansen-Mukherjee: optimal runs of k..2k-1 along an ordering "
-                 "(mdav, npn, pca, tsp or a callable)")
+                 "(mdav, npn, pca, tsp or a callable)", renamed={"neighbors": "neighbours"})
 def _mhm_solver(Z: np.ndarray, k: int, ctx: Context, *, ordering: str = "mdav", circular: bool = False,
-                solver: str = "ils", iterations: int | None = None, neighbors: int = 10,
+                solver: str = "ils", iterations: int | None = None, neighbours: int = 10,
                 select: str = "sse") -> Solution:
     if not callable(ordering):
         check_choice(ordering, "ordering", tuple(ORDERINGS))
-    _check_tsp_options(solver, iterations, neighbors)
+    _check_tsp_options(solver, iterations, neighbours)
     check_choice(select, "select", SELECTIONS)
     n = Z.shape[0]
     if n < 2 * k:
@@ -118,7 +118,7 @@ def _mhm_solver(Z: np.ndarray, k: int, ctx: Context, *, ordering: str = "mdav", 
         order = pca_order(Z)
     else:
         order, tinfo = _tsp_path(Z, ctx.child(fraction=0.95, stage="tsp"), closed=circular, solver=solver,
-                                 iterations=iterations, neighbors=neighbors,
+                                 iterations=iterations, neighbours=neighbours,
                                  checkpoint=selector if select == "sse" else None)
         stopped = tinfo.pop("stopped", False)
         info["tsp"] = tinfo
@@ -128,16 +128,16 @@ def _mhm_solver(Z: np.ndarray, k: int, ctx: Context, *, ordering: str = "mdav", 
 
 
 @register_method("tsp-mhm", summary="C-MHM: optimal runs of k..2k-1 along a short Hamiltonian path over all "
-                 "records (Maya-Lopez et al. 2021)", randomized=True)
+                 "records (Maya-Lopez et al. 2021)", randomized=True, renamed={"neighbors": "neighbours"})
 def _tsp_mhm_solver(Z: np.ndarray, k: int, ctx: Context, *, circular: bool = False, solver: str = "ils",
-                    iterations: int | None = None, neighbors: int = 10, select: str = "sse") -> Solution:
-    _check_tsp_options(solver, iterations, neighbors)
+                    iterations: int | None = None, neighbours: int = 10, select: str = "sse") -> Solution:
+    _check_tsp_options(solver, iterations, neighbours)
     check_choice(select, "select", SELECTIONS)
     if Z.shape[0] < 2 * k:
         return _one_group(Z)
     selector = _Selector(Z, k, circular, ctx)
     order, tinfo = _tsp_path(Z, ctx.child(fraction=0.95, stage="tsp"), closed=circular, solver=solver,
-                             iterations=iterations, neighbors=neighbors,
+                             iterations=iterations, neighbours=neighbours,
                              checkpoint=selector if select == "sse" else None)
     stopped = tinfo.pop("stopped", False)
     info = {"path_length": tinfo.pop("path_length"), "select": select, "tsp": tinfo}
@@ -145,11 +145,11 @@ def _tsp_mhm_solver(Z: np.ndarray, k: int, ctx: Context, *, circular: bool = Fal
 
 
 @register_method("compress-tsp-mhm", summary="Compress-TSP-MHM: path over the centroids of MDAV groups of size c, "
-                 "decompressed, then optimal runs (Maya-Lopez et al. 2022)", randomized=True)
+                 "decompressed, then optimal runs (Maya-Lopez et al. 2022)", randomized=True, renamed={"neighbors": "neighbours"})
 def _compress_tsp_mhm_solver(Z: np.ndarray, k: int, ctx: Context, *, compression: int = 2,
                              within: str = "path", circular: bool = False, solver: str = "ils",
-                             iterations: int | None = None, neighbors: int = 10, select: str = "sse") -> Solution:
-    _check_tsp_options(solver, iterations, neighbors)
+                             iterations: int | None = None, neighbours: int = 10, select: str = "sse") -> Solution:
+    _check_tsp_options(solver, iterations, neighbours)
     check_choice(select, "select", SELECTIONS)
     check_positive_int(compression, "compression", minimum=1)
     check_choice(within, "within", WITHIN_GROUP_ORDERS)
@@ -158,7 +158,7 @@ def _compress_tsp_mhm_solver(Z: np.ndarray, k: int, ctx: Context, *, compression
     selector = _Selector(Z, k, circular, ctx)
     order, info = _compressed_tsp_path(Z, ctx.child(fraction=0.95, stage="tsp"), compression=compression,
                                        within=within, closed=circular, solver=solver, iterations=iterations,
-                                       neighbors=neighbors, checkpoint=selector if select == "sse" else None)
+                                       neighbours=neighbours, checkpoint=selector if select == "sse" else None)
     stopped = info.pop("stopped", False)
     info["select"] = select
     return _group_along(Z, k, ctx, order, circular, info, stopped, selector)

@@ -122,22 +122,22 @@ def pca_order(Z: np.ndarray, ctx: Context | None = None) -> np.ndarray:
 
 
 def _tsp_path(Z: np.ndarray, ctx: Context, *, closed: bool = False, solver: str = "ils",
-              iterations: int | None = None, neighbors: int = 10,
+              iterations: int | None = None, neighbours: int = 10,
               checkpoint: Callable | None = None) -> tuple[np.ndarray, dict]:
     """The path and the facts about its search (see :func:`tsp_path`); ``checkpoint`` is
     handed to :func:`~pysdcmicro.univariate._tsp.improve_order`. ``info["seconds"]``: wall
     time of the path search (with the checkpoints' scoring, when there is one)."""
     started = time.perf_counter()
     order, info = _tsp_path_inner(Z, ctx, closed=closed, solver=solver, iterations=iterations,
-                                  neighbors=neighbors, checkpoint=checkpoint)
+                                  neighbours=neighbours, checkpoint=checkpoint)
     info["seconds"] = time.perf_counter() - started
     return order, info
 
 
 def _tsp_path_inner(Z: np.ndarray, ctx: Context, *, closed: bool, solver: str, iterations: int | None,
-                    neighbors: int, checkpoint: Callable | None) -> tuple[np.ndarray, dict]:
+                    neighbours: int, checkpoint: Callable | None) -> tuple[np.ndarray, dict]:
     n = Z.shape[0]
-    info: dict[str, Any] = {"solver": solver, "closed": closed, "neighbors": neighbors}
+    info: dict[str, Any] = {"solver": solver, "closed": closed, "neighbours": neighbours}
     if n <= EXACT_MAX_NODES:
         order = exact_order(Z, closed=closed)
         info.update(method="enumeration", path_length=path_length(Z, order), stopped=False)
@@ -148,7 +148,7 @@ def _tsp_path_inner(Z: np.ndarray, ctx: Context, *, closed: bool, solver: str, i
         order = pca_order(Z)
         info.update(path_length=path_length(Z, order), stopped=True, fallback="pca (time limit reached)")
         return order, info
-    nbrs = knn(Z, neighbors, deadline=ctx.expired)
+    nbrs = knn(Z, neighbours, deadline=ctx.expired)
     if nbrs is None:  # the time limit came during the O(n^2 d) candidate lists
         order = pca_order(Z)
         info.update(path_length=path_length(Z, order), stopped=True, fallback="pca (time limit reached)")
@@ -215,14 +215,14 @@ def _local_start(Z, start, closed, nbrs):
     return improve_order(Z, start, closed=closed, nbrs=nbrs, kicks=0)[0]
 
 
-def _check_tsp_options(solver: str, iterations: int | None, neighbors: int) -> None:
+def _check_tsp_options(solver: str, iterations: int | None, neighbours: int) -> None:
     check_choice(solver, "solver", TSP_SOLVERS)
     check_positive_int(iterations, "iterations", minimum=0, allow_none=True)
-    check_positive_int(neighbors, "neighbors", minimum=2)
+    check_positive_int(neighbours, "neighbours", minimum=2)
 
 
 def tsp_path(Z: np.ndarray, ctx: Context | None = None, *, closed: bool = False, solver: str = "ils",
-             iterations: int | None = None, neighbors: int = 10, rng: Any = None,
+             iterations: int | None = None, neighbours: int = 10, rng: Any = None,
              time_limit: float | None = None, return_info: bool = False):
     """A short Hamiltonian path over the records (the rows of ``Z``), for C-MHM.
 
@@ -243,7 +243,7 @@ def tsp_path(Z: np.ndarray, ctx: Context | None = None, *, closed: bool = False,
     iterations : int or None
         ``"ils"``: number of kicks (default 5 n). ``"ortools"``: solution limit (default:
         none, and a time limit of max(1, n/100) seconds).
-    neighbors : int, default 10
+    neighbours : int, default 10
         Candidate-list length (nearest records considered by the moves).
     return_info : bool
         Also return a dict of facts: ``path_length``, ``start_length``, ``seed``,
@@ -274,21 +274,21 @@ def tsp_path(Z: np.ndarray, ctx: Context | None = None, *, closed: bool = False,
     >>> bool(np.all(np.diff(x[order]) == 1) or np.all(np.diff(x[order]) == -1))
     True
     """
-    _check_tsp_options(solver, iterations, neighbors)
+    _check_tsp_options(solver, iterations, neighbours)
     if ctx is None:
         ctx = Context(rng, time_limit)
     order, info = _tsp_path(np.ascontiguousarray(Z, dtype=np.float64), ctx, closed=closed, solver=solver,
-                            iterations=iterations, neighbors=neighbors)
+                            iterations=iterations, neighbours=neighbours)
     return (order, info) if return_info else order
 
 
 def _compressed_tsp_path(Z: np.ndarray, ctx: Context, *, compression: int = 2, within: str = "path",
                          closed: bool = False, solver: str = "ils", iterations: int | None = None,
-                         neighbors: int = 10, checkpoint: Callable | None = None) -> tuple[np.ndarray, dict]:
+                         neighbours: int = 10, checkpoint: Callable | None = None) -> tuple[np.ndarray, dict]:
     c = int(compression)
     if c == 1:
         order, info = _tsp_path(Z, ctx, closed=closed, solver=solver, iterations=iterations,
-                                neighbors=neighbors, checkpoint=checkpoint)
+                                neighbours=neighbours, checkpoint=checkpoint)
         info["compression"] = 1
         return order, info
     labels = mdav_labels(Z, c)
@@ -321,7 +321,7 @@ def _compressed_tsp_path(Z: np.ndarray, ctx: Context, *, compression: int = 2, w
 
     cp = None if checkpoint is None else (lambda corder: checkpoint(decompress(corder)))
     corder, cinfo = _tsp_path(centroids, ctx, closed=closed, solver=solver, iterations=iterations,
-                              neighbors=neighbors, checkpoint=cp)
+                              neighbours=neighbours, checkpoint=cp)
     order = decompress(corder)
     info = {"compression": c, "within": within, "n_centroids": g,
             "centroid_path_length": cinfo.pop("path_length"), "tsp": cinfo,
@@ -333,7 +333,7 @@ def _compressed_tsp_path(Z: np.ndarray, ctx: Context, *, compression: int = 2, w
 
 def compressed_tsp_path(Z: np.ndarray, ctx: Context | None = None, *, compression: int = 2,
                         within: str = "path", closed: bool = False, solver: str = "ils",
-                        iterations: int | None = None, neighbors: int = 10, rng: Any = None,
+                        iterations: int | None = None, neighbours: int = 10, rng: Any = None,
                         time_limit: float | None = None, return_info: bool = False):
     """Compress-TSP ordering (Maya-Lopez, Martinez-Balleste and Casino 2022, Algorithm 1,
     phases 1-3).
@@ -357,14 +357,14 @@ def compressed_tsp_path(Z: np.ndarray, ctx: Context | None = None, *, compressio
     >>> compressed_tsp_path(Z, compression=2, within="path", rng=0).tolist()
     [3, 2, 5, 4, 1, 0]
     """
-    _check_tsp_options(solver, iterations, neighbors)
+    _check_tsp_options(solver, iterations, neighbours)
     check_positive_int(compression, "compression", minimum=1)
     check_choice(within, "within", WITHIN_GROUP_ORDERS)
     if ctx is None:
         ctx = Context(rng, time_limit)
     order, info = _compressed_tsp_path(np.ascontiguousarray(Z, dtype=np.float64), ctx, compression=compression,
                                        within=within, closed=closed, solver=solver, iterations=iterations,
-                                       neighbors=neighbors)
+                                       neighbours=neighbours)
     return (order, info) if return_info else order
 
 

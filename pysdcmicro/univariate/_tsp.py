@@ -6,8 +6,8 @@ is very sensitive to the path length. OR-Tools' routing search (``pysdcmicro._or
 stays 2.5-3 % above the optimum on the CASC sets after a minute; this module closes the
 gap with an iterated local search written for this purpose:
 
-* **candidate lists**: the ``neighbors`` nearest records of each record, computed in
-  blocks of rows (O(n * neighbors) memory, never an n x n matrix);
+* **candidate lists**: the ``neighbours`` nearest records of each record, computed in
+  blocks of rows (O(n * neighbours) memory, never an n x n matrix);
 * **2-opt and Or-opt** (moving a run of 1..3 records elsewhere, in either orientation)
   with neighbour lists and a work queue of "dirty" records (don't-look bits), on an array
   tour with a position index; a reversal always flips the shorter side;
@@ -18,7 +18,7 @@ gap with an iterated local search written for this purpose:
 
 An open path is a tour through a *dummy* record at distance 0 from every record; the
 path is the tour cut at the dummy. Distances are Euclidean, computed on demand
-(``math.dist`` on tuples), so memory stays O(n (d + neighbors)).
+(``math.dist`` on tuples), so memory stays O(n (d + neighbours)).
 
 The search is deterministic for a given ``rng`` and a given number of kicks; a deadline
 stops it early with the best tour so far.
@@ -483,12 +483,12 @@ class _Search:
 
 
 def local_search_order(Z: np.ndarray, order: np.ndarray, *, closed: bool = False,
-                       neighbors: int = 10, nbrs: np.ndarray | None = None) -> np.ndarray:
+                       neighbours: int = 10, nbrs: np.ndarray | None = None) -> np.ndarray:
     """2-opt + Or-opt local optimum reached from ``order`` (no kicks)."""
-    return improve_order(Z, order, closed=closed, neighbors=neighbors, nbrs=nbrs, kicks=0)[0]
+    return improve_order(Z, order, closed=closed, neighbours=neighbours, nbrs=nbrs, kicks=0)[0]
 
 
-def improve_order(Z: np.ndarray, order: np.ndarray, *, closed: bool = False, neighbors: int = 10,
+def improve_order(Z: np.ndarray, order: np.ndarray, *, closed: bool = False, neighbours: int = 10,
                   nbrs: np.ndarray | None = None, kicks: int = 0, rng=None, deadline=None,
                   max_segment: int = 50, report=None, checkpoint=None,
                   checkpoints: int = 10) -> tuple[np.ndarray, dict]:
@@ -501,7 +501,7 @@ def improve_order(Z: np.ndarray, order: np.ndarray, *, closed: bool = False, nei
     order : permutation of range(n)
     closed : bool
         Optimise the closed tour instead of the open path.
-    neighbors : int
+    neighbours : int
         Length of the candidate lists (ignored when ``nbrs`` is given).
     kicks : int
         Number of segment-swap perturbations (0: plain local search).
@@ -533,7 +533,7 @@ def improve_order(Z: np.ndarray, order: np.ndarray, *, closed: bool = False, nei
     if n < 4:
         return order.copy(), info
     if nbrs is None:
-        nbrs = knn(Z, neighbors)
+        nbrs = knn(Z, neighbours)
     rng = rng if isinstance(rng, np.random.Generator) else np.random.default_rng(rng)
     S = _Search(Z, nbrs, order, closed)
     m = S.m

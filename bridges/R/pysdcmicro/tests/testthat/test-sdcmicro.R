@@ -98,7 +98,7 @@ test_that("time limits, worker processes and method errors from R (needs Python 
   skip_without_python()
   set.seed(5)
   d <- as.data.frame(matrix(stats::rnorm(1200), ncol = 4, dimnames = list(NULL, c("a", "b", "c", "d"))))
-  run <- with_messages(microaggregation(d, method = "auto", time_limit = 3, seed = 1, processes = 2))
+  run <- with_messages(microaggregation(d, method = "auto", time_limit = 3, seed = 1, n_jobs = 2))
   expect_s3_class(run$value, "micro")
   expect_gte(min_group(run$value$mx), 3)
   expect_false(any(grepl("Traceback|Error", run$messages)))
