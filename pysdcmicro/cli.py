@@ -36,7 +36,7 @@ import pandas as pd
 
 from . import __version__, _interrupt, _phases
 from ._phases import phase
-from ._csvio import read_float_columns, write_csv
+from ._csvio import CsvFormat, check_shape, read_float_columns, write_csv
 from ._errors import InvalidInputError, PysdcmicroError, ReleaseCheckError
 
 __all__ = ["main", "read_table"]
@@ -58,13 +58,24 @@ def _parse_number(text: str) -> float | None:
 _SNIFF_ROWS = 1000
 
 
-def _numeric_values(text: pd.Series) -> np.ndarray | None:
+def _tokens(fmt: CsvFormat | None) -> set:
+    """The cells that mean "missing" in a numeric column (``--na-values`` added)."""
+    if fmt is None or not fmt.na_values:
+        return _MISSING_TOKENS
+    return _MISSING_TOKENS | {str(t).strip().lower() for t in fmt.na_values}
+
+
+def _numeric_values(text: pd.Series, fmt: CsvFormat | None = None) -> np.ndarray | None:
     """Float values of a text column if every cell is a number or a missing marker (NaN)
     and at least one is a number; else None. Vectorized; cells pandas cannot parse are
     retried with Python's ``float`` so the rule is exactly :func:`_parse_number`'s."""
     text = text.astype(object)
     stripped = text.str.strip()
-    missing = stripped.str.lower().isin(_MISSING_TOKENS).to_numpy()
+    missing = stripped.str.lower().isin(_tokens(fmt)).to_numpy()
+    if fmt is not None and fmt.decimal != ".":
+        point = stripped.str.contains(".", regex=False).fillna(False)  # not a number with --decimal ','
+        stripped = stripped.str.replace(fmt.decimal, ".", regex=False).where(~point, "?")
+        text = stripped
     values = np.array(pd.to_numeric(stripped.where(~missing), errors="coerce").to_numpy(dtype=np.float64, na_value=np.nan))
     for i in np.flatnonzero(np.isnan(values) & ~missing):
         v = _parse_number(text.iat[i])
@@ -113,7 +124,11 @@ def _read_parquet(p: Path, path: str) -> pd.DataFrame:
         raise InvalidInputError(f"input file {path!r} is not a readable Parquet file: {exc}") from None
 
 
-def _read_csv(p: Path, path: str, **kwargs) -> pd.DataFrame:
+def _read_csv(p: Path, path: str, fmt: CsvFormat | None = None, **kwargs) -> pd.DataFrame:
+    if fmt is not None:
+        kwargs["sep"] = fmt.sep
+        if kwargs.get("dtype") is not str:
+            kwargs["decimal"] = fmt.decimal
     try:
         return pd.read_csv(p, keep_default_na=False, **kwargs)
     except pd.errors.EmptyDataError:
@@ -124,15 +139,24 @@ def _read_csv(p: Path, path: str, **kwargs) -> pd.DataFrame:
         raise _FileError(f"cannot read input file {path!r}: {_os_reason(exc)}.") from None
 
 
-def _check_header(p: Path, path: str) -> None:
-    """Refuse duplicate column names, as the API does (pandas would rename `a` to `a.1`)."""
-    header = _read_csv(p, path, header=None, nrows=1, dtype=str)
+def _check_header(p: Path, path: str, fmt: CsvFormat | None = None) -> list:
+    """Refuse duplicate column names, as the API does (pandas would rename `a` to `a.1`),
+    and rows that do not have one field per column (:func:`~pysdcmicro._csvio.check_shape`).
+    Returns the header's names."""
+    fmt = fmt or CsvFormat()
+    header = _read_csv(p, path, fmt, header=None, nrows=1, dtype=str)
+    names = header.iloc[0].tolist() if len(header) else []
     seen: set[str] = set()
-    for name in header.iloc[0].tolist() if len(header) else []:
+    for name in names:
         if name in seen:
             raise InvalidInputError(f"input file {path!r} has two columns named {name!r}; "
                                     "column names must be unique.")
         seen.add(name)
+    try:
+        check_shape(p, path, names, fmt)
+    except OSError as exc:
+        raise _FileError(f"cannot read input file {path!r}: {_os_reason(exc)}.") from None
+    return names
 
 
 # Numbers written with formatting that neither pandas nor float() reads: thousands
@@ -164,7 +188,7 @@ def _formatted_number_example(cells: pd.Series) -> str | None:
 
 
 def read_table(path: str, variables: list[str] | None = None,
-               exclude: list[str] | None = None) -> tuple[pd.DataFrame, list[str]]:
+               exclude: list[str] | None = None, fmt: CsvFormat | None = None) -> tuple[pd.DataFrame, list[str]]:
     """Read a CSV or Parquet file so that the columns not microaggregated round-trip exactly.
 
     Parquet (``.parquet``, ``.pq``; needs ``pyarrow``) keeps its column types. In a CSV file
@@ -184,47 +208,55 @@ def read_table(path: str, variables: list[str] | None = None,
     code per cell) and the others as text. If a column turns out not to be numeric further
     down, the file is read again all as text and checked column by column (vectorized).
 
+    Rows must have one field per column of the header, and the file's separator must be
+    ``fmt.sep`` (``--sep``; refused otherwise, naming the row). ``fmt.decimal`` is the
+    decimal mark of the numbers, ``fmt.na_values`` more cells read as missing in numeric
+    columns. Parquet integer columns beyond 2**53 are refused, as the API refuses them.
+
     Returns the frame and the list of columns to microaggregate.
     """
+    fmt = fmt or CsvFormat()
     p = _input_file(path)
     if p.suffix.lower() in (".parquet", ".pq"):
-        frame = _read_parquet(p, path)
-        if variables is None:
-            from ._validation import _is_numeric_series
+        from ._validation import _check_integer_series, _is_numeric_series
 
-            excluded = set(exclude or [])
-            return frame, [c for c in frame.columns if c not in excluded and _is_numeric_series(frame[c])]
-        return frame, list(variables)
-    _check_header(p, path)
+        frame = _read_parquet(p, path)
+        excluded = set(exclude or [])
+        numeric = [c for c in frame.columns if c not in excluded and _is_numeric_series(frame[c])]
+        for c in numeric:  # the API's integer rule, whatever the selection
+            _check_integer_series(frame[c], c, frame.index)
+        return frame, (numeric if variables is None else list(variables))
+    _check_header(p, path, fmt)
     excluded = set(exclude or [])
-    head = _read_csv(p, path, dtype=str, nrows=_SNIFF_ROWS)
+    head = _read_csv(p, path, fmt, dtype=str, nrows=_SNIFF_ROWS)
+    tokens = _tokens(fmt)
     if variables is None:
-        candidates = [c for c in head.columns if c not in excluded and _numeric_values(head[c]) is not None]
+        candidates = [c for c in head.columns if c not in excluded and _numeric_values(head[c], fmt) is not None]
         unsure = [c for c in head.columns if c not in excluded and c not in candidates
-                  and head[c].str.strip().str.lower().isin(_MISSING_TOKENS).all()]
+                  and head[c].str.strip().str.lower().isin(tokens).all()]
     else:
-        candidates = [c for c in variables if c in head.columns and _numeric_values(head[c]) is not None]
+        candidates = [c for c in variables if c in head.columns and _numeric_values(head[c], fmt) is not None]
         unsure = [c for c in variables if c in head.columns and c not in candidates]
     dtypes = {c: (np.float64 if c in candidates else str) for c in head.columns}
-    na = {c: sorted(_MISSING_TOKENS | {t.upper() for t in _MISSING_TOKENS} | {"NaN", "Null", "None", "N/A", "-NaN"})
-          for c in candidates}
+    na_cells = sorted(set(_NA_CELLS) | {str(t) for t in fmt.na_values} | {str(t).strip() for t in fmt.na_values})
+    na = {c: na_cells for c in candidates}
     try:
-        frame = _read_csv(p, path, dtype=dtypes, na_values=na)
+        frame = _read_csv(p, path, fmt, dtype=dtypes, na_values=na)
     except (ValueError, TypeError):  # a candidate column holds text further down
-        frame = _read_csv(p, path, dtype=str)
+        frame = _read_csv(p, path, fmt, dtype=str)
         unsure = unsure + candidates
         candidates = []
     chosen = list(candidates)
     parsed = {}
     for col in unsure:
-        values = _numeric_values(frame[col])
+        values = _numeric_values(frame[col], fmt)
         if values is not None:
             parsed[col] = values
             chosen.append(col)
         # else: left as text; validation then names the column and a non-numeric value
     if parsed:  # one new frame, not one column assignment per column (no fragmentation)
         frame = pd.DataFrame({c: parsed[c] if c in parsed else frame[c] for c in frame.columns}, index=frame.index)
-    _check_exact_integers(p, path, frame, chosen)
+    _check_exact_integers(p, path, frame, chosen, fmt)
     # integer columns stay integers, so unchanged ones are written as read (96, not 96.0)
     integers = {c: _as_integers(frame[c]) for c in chosen if _integer_text(head[c])}
     if integers:
@@ -251,15 +283,17 @@ def read_table(path: str, variables: list[str] | None = None,
     return frame, list(variables)
 
 
-def _check_exact_integers(p: Path, path: str, frame: pd.DataFrame, numeric: list) -> None:
-    """Integers beyond 2**53 in a numeric CSV column are refused (float64 would round them,
-    so distinct values could collapse); see :func:`pysdcmicro._validation.check_integer_text`."""
+def _check_exact_integers(p: Path, path: str, frame: pd.DataFrame, numeric: list, fmt: CsvFormat) -> None:
+    """Integers beyond 2**53 in a numeric CSV column are refused, as the API refuses them
+    (float64 would round them, so distinct values could collapse); see
+    :func:`pysdcmicro._validation.check_integer_text`. A value that reads as 2**53 or more may
+    be such an integer (2**53 + 1 reads as 2**53), so those columns are checked on their text."""
     from ._validation import check_integer_text
 
     big = [c for c in numeric if c in frame.columns and np.nanmax(np.abs(frame[c].to_numpy(dtype=np.float64)),
-                                                                  initial=0.0) > 2 ** 53]
+                                                                  initial=0.0) >= 2 ** 53]
     if big:
-        text = _read_csv(p, path, dtype=str, usecols=big)
+        text = _read_csv(p, path, fmt, dtype=str, usecols=big)
         for c in big:
             check_integer_text(text[c], frame[c].to_numpy(dtype=np.float64), c)
 
@@ -311,6 +345,93 @@ def _as_integers(values: pd.Series) -> pd.Series:
     return pd.Series(pd.arrays.IntegerArray(ints, missing), index=values.index, name=values.name)
 
 
+def _odd_cells(text: pd.Series, fmt: CsvFormat | None) -> tuple[int, int, int | None]:
+    """(numbers, other cells, position of the first other cell) of a text column; missing
+    markers count as neither."""
+    cells = text.astype(object).fillna("").astype(str).str.strip()
+    missing = cells.str.lower().isin(_tokens(fmt)).to_numpy()
+    if fmt is not None and fmt.decimal != ".":
+        point = cells.str.contains(".", regex=False).to_numpy()
+        cells = cells.str.replace(fmt.decimal, ".", regex=False).where(~point, "?")
+    number = pd.to_numeric(cells.where(~missing, "0"), errors="coerce").notna().to_numpy() & ~missing
+    odd = ~number & ~missing
+    first = int(np.flatnonzero(odd)[0]) if odd.any() else None
+    return int(number.sum()), int(odd.sum()), first
+
+
+def _check_almost_numeric(frame: pd.DataFrame, chosen: list, requested: list | None, exclude: list,
+                          fmt: CsvFormat) -> None:
+    """Refuse a column that holds numbers but a few cells that are not (``:``, ``-``, ``?``, a
+    NUL byte, text far down the file): read as text it would pass through unmasked. A
+    column named in ``--variables`` is refused for any such cell; in the default selection,
+    a text column whose cells are mostly numbers. Numbers written with formatting
+    (``1,234``) are not refused here (a warning names them)."""
+    names = requested if requested is not None else [c for c in frame.columns if c not in exclude]
+    for col in names:
+        if col not in frame.columns or col in chosen or pd.api.types.is_numeric_dtype(frame[col].dtype):
+            continue
+        numbers, odd, first = _odd_cells(frame[col], fmt)
+        if first is None or numbers == 0 or (requested is None and numbers < odd):
+            continue
+        if requested is not None or _formatted_number_example(frame[col]) is None:
+            value = frame[col].iat[first]
+            if requested is not None and _formatted_number_example(frame[col]) is not None:
+                continue  # read_table names the formatting
+            hint = ""
+            if fmt.decimal == "." and re.fullmatch(r"[-+]?\d*,\d+", str(value).strip()):
+                hint = ", --decimal ',' if its numbers have decimal commas"
+            raise InvalidInputError(
+                f"column {col!r} holds numbers but the cell {value!r} at row {first + 2} of the file (the header "
+                f"is row 1) is not a number: read as text, the column would pass through unmasked; pass "
+                f"--na-values {str(value).strip() or value!r} if that cell means 'missing'{hint}, or name the "
+                "columns to microaggregate with --variables.")
+
+
+def _looks_numeric(values: pd.Series, fmt: CsvFormat | None) -> str | None:
+    """Why a column not microaggregated looks like a quasi-identifier (numeric, or text
+    that is mostly numbers), or None."""
+    if pd.api.types.is_bool_dtype(values.dtype):
+        return None
+    if pd.api.types.is_numeric_dtype(values.dtype):
+        return "numeric"
+    numbers, odd, _ = _odd_cells(values, fmt)
+    if numbers and numbers >= odd:
+        return "numeric" if odd == 0 else "mostly numbers, read as text"
+    if _formatted_number_example(values) is not None:
+        return "numbers written with formatting, read as text"
+    return None
+
+
+def _unmasked_columns(frame: pd.DataFrame, masked: list, exclude: list, left_out: dict, named: bool,
+                      fmt: CsvFormat | None) -> list[dict]:
+    """The columns released unmasked that look like quasi-identifiers, each with the reason
+    and the option that includes it (for the warning and the report's headline)."""
+    found = []
+    for col in frame.columns:
+        if col in masked or col in exclude:
+            continue
+        if col in left_out:
+            found.append({"column": _json_name(col), "reason": f"numeric, left out by default ({left_out[col]})",
+                          "option": "--variables"})
+            continue
+        why = _looks_numeric(frame[col], fmt)
+        if why is not None:
+            reason = f"{why}, not in --variables" if named else f"{why}, not chosen by default"
+            found.append({"column": _json_name(col), "reason": reason, "option": "--variables"})
+    return found
+
+
+def _json_name(label: Any) -> Any:
+    return int(label) if isinstance(label, (int, np.integer)) else str(label)
+
+
+def _unmasked_warning(unmasked: list[dict]) -> str:
+    listed = "; ".join(f"{u['column']!r} ({u['reason']})" for u in unmasked[:20])
+    more = f"; and {len(unmasked) - 20} more" if len(unmasked) > 20 else ""
+    return (f"released unmasked, although they look like quasi-identifiers: {listed}{more}; name them in "
+            "--variables to microaggregate them.")
+
+
 def _parse_variable_groups(text: str | None) -> Any:
     """``"a,b;c,d"`` -> ``[["a", "b"], ["c", "d"]]`` (groups of variables); ``"a,b"`` -> ``["a", "b"]``."""
     if text is None or ";" not in text:
@@ -319,7 +440,14 @@ def _parse_variable_groups(text: str | None) -> Any:
     return groups
 
 
-def _write_table(data: pd.DataFrame, path: str, *, parquet: bool | None = None) -> None:
+def _csv_text(data: pd.DataFrame, fmt: CsvFormat | None = None) -> str:
+    if fmt is None or fmt.default:
+        return write_csv(data)
+    return data.to_csv(index=False, sep=fmt.sep, decimal=fmt.decimal)
+
+
+def _write_table(data: pd.DataFrame, path: str, *, parquet: bool | None = None,
+                 fmt: CsvFormat | None = None) -> None:
     if _is_parquet(path) if parquet is None else parquet:
         try:
             data.to_parquet(path, index=False)
@@ -327,8 +455,10 @@ def _write_table(data: pd.DataFrame, path: str, *, parquet: bool | None = None) 
             raise InvalidInputError(
                 f"writing {path!r} needs a Parquet engine; install it with `pip install 'pysdcmicro[parquet]'`."
             ) from None
-    else:
+    elif fmt is None or fmt.default:
         write_csv(data, path)
+    else:  # the input's separator and decimal mark
+        data.to_csv(path, index=False, sep=fmt.sep, decimal=fmt.decimal)
 
 
 # ----------------------------------------------------------------------------------------
@@ -461,6 +591,7 @@ class _Outputs:
 
     def __init__(self) -> None:
         self._pending: list[tuple[str, str, bool]] = []  # (temporary file, target, target is special)
+        self._text: list[tuple[str, Any]] = []  # (text, stream): written at commit, before the renames
 
     def __enter__(self) -> "_Outputs":
         return self
@@ -490,17 +621,32 @@ class _Outputs:
             raise _FileError(f"cannot write {what} {target!r}: {_os_reason(exc)}.") from None
         return tmp
 
+    def text(self, text: str, stream: Any) -> None:
+        """Write ``text`` to ``stream`` (standard output) at :meth:`commit`."""
+        self._text.append((text, stream))
+
     def commit(self) -> None:
-        """Rename every temporary file into place (Ctrl-C held until all are done)."""
+        """Put every output in place: first the outputs that cannot be undone (special files
+        such as /dev/full, a FIFO or a pipe, and standard output), so that a failure there
+        leaves every regular file as it was; then the renames (Ctrl-C held until all are done)."""
+        for tmp, target, special in [entry for entry in self._pending if entry[2]]:
+            _copy_to_special(tmp, target)
+            self._pending.remove((tmp, target, special))
+            _COMMITTED.append(target)
+        for text, stream in self._text:
+            try:
+                stream.write(text)
+                stream.flush()
+            except BrokenPipeError:
+                raise
+            except (OSError, ValueError) as exc:
+                raise _FileError(f"cannot write standard output: {_os_reason(exc) if isinstance(exc, OSError) else exc}"
+                                 ".") from None
+        self._text.clear()
         with _sigint_held():
-            for tmp, target, special in self._pending:
+            for tmp, target, _ in self._pending:
                 try:
-                    if special:
-                        with open(tmp, "rb") as src, open(target, "wb") as dst:
-                            shutil.copyfileobj(src, dst)
-                        os.unlink(tmp)
-                    else:
-                        os.replace(tmp, target)
+                    os.replace(tmp, target)
                 except OSError as exc:
                     raise _FileError(f"cannot write {target!r}: {_os_reason(exc)}.") from None
                 _COMMITTED.append(target)
@@ -513,6 +659,30 @@ class _Outputs:
                 with contextlib.suppress(OSError):
                     os.unlink(tmp)
             self._pending.clear()
+
+
+def _copy_to_special(tmp: str, target: str) -> None:
+    """Copy a finished temporary file to a special file (a device, a FIFO, a pipe). A FIFO
+    with no reader is refused at once (a blocking open would wait for ever)."""
+    try:
+        try:
+            fd = os.open(target, os.O_WRONLY | os.O_NONBLOCK)
+        except OSError as exc:
+            if exc.errno == errno.ENXIO:
+                raise _FileError(f"cannot write {target!r}: it is a FIFO (named pipe) with no reader; start the "
+                                 "reader first, or write to a regular file.") from None
+            raise
+        try:
+            os.set_blocking(fd, True)
+            with open(tmp, "rb") as src, os.fdopen(fd, "wb", closefd=False) as dst:
+                shutil.copyfileobj(src, dst)
+        finally:
+            os.close(fd)
+        os.unlink(tmp)
+    except _FileError:
+        raise
+    except OSError as exc:
+        raise _FileError(f"cannot write {target!r}: {_os_reason(exc)}.") from None
 
 
 def _verify(original: pd.DataFrame, released: pd.DataFrame, result: Any, *,
@@ -561,6 +731,31 @@ def _parse_options(pairs: Sequence[str], spec, owner: str) -> dict:
         spec.check_options({name: None})
         options[name] = spec.options[name].coerce(value, owner)
     return options
+
+
+def _add_format_arguments(parser: argparse.ArgumentParser) -> None:
+    parser.add_argument("--sep", default=",", metavar="CHAR",
+                        help="field separator of the CSV input, also used for the CSV output (default ','; "
+                             "'\\t' or tab for tabs)")
+    parser.add_argument("--decimal", default=".", choices=[".", ","],
+                        help="decimal mark of the numbers in the CSV input and output (default '.')")
+    parser.add_argument("--na-values", default=None, metavar="CELLS",
+                        help="comma-separated cells that mean 'missing' in numeric columns, besides the empty "
+                             "cell, NA, NaN, null, None, N/A (e.g. --na-values ':,-,?')")
+
+
+def _csv_format(args: argparse.Namespace) -> CsvFormat:
+    """The input's CSV format from ``--sep``, ``--decimal``, ``--na-values``."""
+    sep = {"\\t": "\t", "tab": "\t", "TAB": "\t"}.get(args.sep, args.sep)
+    if len(sep) != 1 or sep in ('"', "\n", "\r"):
+        raise InvalidInputError(f"--sep must be one character (e.g. ';' or '\\t'); got {args.sep!r}.")
+    if sep == args.decimal:
+        raise InvalidInputError(f"--sep and --decimal are both {sep!r}; a decimal comma needs another separator "
+                                "(e.g. --sep ';').")
+    na = tuple(t for t in (args.na_values or "").split(",") if t != "") if args.na_values is not None else ()
+    if args.na_values is not None and not na:
+        raise InvalidInputError(f"--na-values must list cells separated by commas; got {args.na_values!r}.")
+    return CsvFormat(sep=sep, decimal=args.decimal, na_values=na)
 
 
 def _build_parser() -> argparse.ArgumentParser:
@@ -623,6 +818,7 @@ def _build_parser() -> argparse.ArgumentParser:
     m.add_argument("--n-jobs", type=int, default=None, help="worker processes for the blocks (default: all cores)")
     m.add_argument("--dask", metavar="ADDRESS", default=None,
                    help="run the blocks on the Dask scheduler at ADDRESS (needs pysdcmicro[dask])")
+    _add_format_arguments(m)
     m.add_argument("--quiet", "-q", action="store_true", help="no progress or summary output")
     m.epilog = ("Exit status: 0 done (also after Ctrl-C during the search, with the best partition found so far), "
                 "2 bad input or a file that cannot be read or written, 3 the release check failed (the output read "
@@ -643,6 +839,7 @@ def _build_parser() -> argparse.ArgumentParser:
     r.add_argument("--sd-fraction", type=float, default=0.05,
                    help="interval disclosure risk: half-width in standard deviations of the masked data "
                         "(sdcMicro dRisk's k; default 0.05)")
+    _add_format_arguments(r)
     r.add_argument("--quiet", "-q", action="store_true", help="no text report on standard output")
     r.epilog = ("Exit status: 0 k-anonymous (or no --k given), 2 bad input or a file that cannot be read or "
                 "written, 3 not k-anonymous (the reports are still written: they say why), 130 interrupted.")
@@ -733,8 +930,12 @@ def _run_microaggregate(args: argparse.Namespace, spec: Any, options: dict, impr
     groups = requested if requested and isinstance(requested[0], list) else None
     flat = [v for group in groups for v in group] if groups else requested
     exclude = (strata or []) + ([args.weights] if args.weights else [])
+    fmt = _csv_format(args)
     with phase("read"):
-        frame, variables = read_table(args.input, flat, exclude=exclude or None)
+        frame, variables = read_table(args.input, flat, exclude=exclude or None, fmt=fmt)
+    read_columns = list(frame.columns)
+    if not _is_parquet(args.input):
+        _check_almost_numeric(frame, variables, flat, exclude, fmt)
     _check_strata_cells(frame, strata)
     weights = None
     if args.weights:
@@ -743,7 +944,7 @@ def _run_microaggregate(args: argparse.Namespace, spec: Any, options: dict, impr
                                     f"{', '.join(map(str, frame.columns[:20]))}.")
         values = frame[args.weights]
         if not pd.api.types.is_numeric_dtype(values.dtype):  # read as text (it is not microaggregated)
-            parsed = _numeric_values(values)
+            parsed = _numeric_values(values, fmt)
             if parsed is None:
                 bad = next(v for v in values if _parse_number(v) is None)
                 raise InvalidInputError(f"weight column {args.weights!r} must be numeric; got value {bad!r}.")
@@ -752,12 +953,18 @@ def _run_microaggregate(args: argparse.Namespace, spec: Any, options: dict, impr
     if not variables:
         raise InvalidInputError(f"input file {args.input!r} has no numeric column to microaggregate; "
                                 "pass --variables or check the file.")
+    left_out: dict = {}
     if args.variables is None:  # the API's rule: identifier-like and constant columns left out, with a warning
+        from ._validation import identifier_reason
+
         chosen = default_variables(frame, variables)
         left = [c for c in variables if c not in chosen]
+        for c in left:
+            left_out[c] = identifier_reason(pd.to_numeric(frame[c], errors="coerce").to_numpy(
+                dtype=np.float64, na_value=np.nan), c) or "left out by default"
         if left and not args.input.lower().endswith((".parquet", ".pq")):
             # they pass through untouched: their text as written ("007", "1"), not the parsed numbers
-            text = _read_csv(Path(args.input), args.input, dtype=str, usecols=left)
+            text = _read_csv(Path(args.input), args.input, fmt, dtype=str, usecols=left)
             for c in left:
                 frame[c] = text[c].to_numpy()
         variables = chosen
@@ -772,8 +979,15 @@ def _run_microaggregate(args: argparse.Namespace, spec: Any, options: dict, impr
             time_limit=args.time_limit, progress=_progress_callback(True) if show else None,
             blocks=_parse_blocks(args.blocks), n_jobs=args.n_jobs, client=args.dask, **options,
         )
+    if list(result.data.columns) != read_columns:
+        raise ReleaseCheckError("release check failed: the columns to write are not the columns read, in order")
+    unmasked = _unmasked_columns(frame, list(result.variables), exclude, left_out, args.variables is not None, fmt)
     rep = _write_release(result, frame, output=args.output, stdout=not args.output, report_path=args.report,
-                         html=args.html, extra={"input": str(args.input), "output": args.output})
+                         html=args.html, extra={"input": str(args.input), "output": args.output}, fmt=fmt,
+                         unmasked=unmasked)
+    named = [u for u in unmasked if u["reason"].endswith("not in --variables")]
+    if named:  # (left out by default: the default selection's warning names them already)
+        warnings.warn(_unmasked_warning(named), UserWarning, stacklevel=2)
     if not args.quiet:
         stream = sys.stdout if args.output else sys.stderr
         with phase("text report"):
@@ -783,7 +997,8 @@ def _run_microaggregate(args: argparse.Namespace, spec: Any, options: dict, impr
 
 def _write_release(result: Any, original: pd.DataFrame, *, output: str | None, stdout: bool,
                    report_path: str | None, html: str | None, extra: dict,
-                   before: Sequence[tuple[str, str, Any]] = ()) -> Any:
+                   before: Sequence[tuple[str, str, Any]] = (), fmt: CsvFormat | None = None,
+                   unmasked: list | None = None) -> Any:
     """Write a release as one transaction and return its report.
 
     The masked data go to ``output`` (CSV or Parquet) or, with ``stdout``, are built as CSV
@@ -805,14 +1020,15 @@ def _write_release(result: Any, original: pd.DataFrame, *, output: str | None, s
             parquet = _is_parquet(output)
             with phase("write"):
                 tmp = out.write(output, "the masked file (--output)",
-                                lambda p: _write_table(result.data, p, parquet=parquet))
+                                lambda p: _write_table(result.data, p, parquet=parquet, fmt=fmt))
             with phase("read back and verify"):
-                released, sizes = _read_back_and_verify(lambda: tmp, variables, parquet, original, result, what)
+                released, sizes = _read_back_and_verify(lambda: tmp, variables, parquet, original, result, what,
+                                                        fmt)
             checked_on = f"the written file {output}"
         elif stdout:
-            text = write_csv(result.data)
+            text = _csv_text(result.data, fmt)
             released, sizes = _read_back_and_verify(lambda: io.StringIO(text), variables, False, original, result,
-                                                    what)
+                                                    what, fmt)
             checked_on = "the CSV written to standard output"
         else:
             released, checked_on = None, None
@@ -832,6 +1048,7 @@ def _write_release(result: Any, original: pd.DataFrame, *, output: str | None, s
                          class_sizes=sizes)
         if not rep.k_anonymous:  # pragma: no cover - _verify refuses it first
             raise ReleaseCheckError("release check failed: the report finds the release not k-anonymous")
+        rep.unmasked = list(unmasked or [])
         if report_path:
             with phase("json"):
                 out.write(report_path, "the JSON report (--report)", lambda p: _write_json(p, result, rep, **extra))
@@ -839,28 +1056,27 @@ def _write_release(result: Any, original: pd.DataFrame, *, output: str | None, s
             with phase("html"):
                 out.write(html, "the HTML report (--html)",
                           lambda p: _write_html(p, rep, plots=False if skipped else None, stoppable=True))
+        if text is not None:
+            out.text(text, sys.stdout)
         with phase("commit"):
             out.commit()
-    if text is not None:
-        sys.stdout.write(text)
-        sys.stdout.flush()
     return rep
 
 
 def _read_back_and_verify(source: Any, variables: list, parquet: bool, original: pd.DataFrame, result: Any,
-                          what: str) -> tuple[pd.DataFrame, np.ndarray | None]:
+                          what: str, fmt: CsvFormat | None = None) -> tuple[pd.DataFrame, np.ndarray | None]:
     """Read the written release back (``source()`` gives the path or a fresh text buffer)
     and verify it. CSV is first read by a fast parser (pyarrow's multi-threaded one, else
     pandas' C parser); if that does not verify, it is read again with every
     cell parsed by Python's ``float`` (correctly rounded, the rule of :func:`read_table`), so
     a parser rounding in the last place can never refuse a correct release."""
-    released = _read_released(source(), variables, parquet=parquet, fast=True, n_rows=len(original))
+    released = _read_released(source(), variables, parquet=parquet, fast=True, n_rows=len(original), fmt=fmt)
     try:
         sizes = _verify(original, released, result, what=what)
     except ReleaseCheckError:
         if parquet:
             raise
-        released = _read_released(source(), variables, parquet=False)
+        released = _read_released(source(), variables, parquet=False, fmt=fmt)
         sizes = _verify(original, released, result, what=what)
     return released, sizes
 
@@ -869,7 +1085,7 @@ _NA_CELLS = sorted(_MISSING_TOKENS | {t.upper() for t in _MISSING_TOKENS} | {"Na
 
 
 def _read_released(source: Any, variables: list, *, parquet: bool | None = None,
-                   fast: bool = False, n_rows: int | None = None) -> pd.DataFrame:
+                   fast: bool = False, n_rows: int | None = None, fmt: CsvFormat | None = None) -> pd.DataFrame:
     """The released values of ``variables`` as written: the CSV read back, cells parsed as
     numbers exactly as :func:`read_table` parses them (vectorized), or the Parquet file.
     With ``fast``, pandas' C parser reads the CSV numbers (correctly rounded in pandas 3;
@@ -878,7 +1094,8 @@ def _read_released(source: Any, variables: list, *, parquet: bool | None = None,
         parquet = isinstance(source, (str, Path)) and _is_parquet(str(source))
     if parquet:
         return _read_parquet(Path(source), str(source))[list(variables)].astype(np.float64)
-    if fast:
+    sep, decimal = (",", ".") if fmt is None else (fmt.sep, fmt.decimal)
+    if fast and sep == "," and decimal == ".":
         frame = read_float_columns(source, list(variables), _NA_CELLS, n_rows)  # pyarrow, multi-threaded
         if frame is not None:
             return frame
@@ -887,15 +1104,16 @@ def _read_released(source: Any, variables: list, *, parquet: bool | None = None,
         wanted = set(map(str, variables))
         try:
             frame = pd.read_csv(source, dtype=np.float64, keep_default_na=False, na_values=_NA_CELLS,
-                                usecols=lambda c: c in wanted)
+                                usecols=lambda c: c in wanted, sep=sep, decimal=decimal)
             return frame[list(variables)]
         except (ValueError, TypeError):  # a cell that is not a number: the exact reading says which
             if hasattr(source, "seek"):
                 source.seek(0)
-    raw = pd.read_csv(source, dtype=str, keep_default_na=False, usecols=lambda c: c in set(map(str, variables)))
+    raw = pd.read_csv(source, dtype=str, keep_default_na=False, usecols=lambda c: c in set(map(str, variables)),
+                      sep=sep)
     columns = {}
     for col in variables:
-        values = _numeric_values(raw[col])
+        values = _numeric_values(raw[col], None if fmt is None else CsvFormat(sep, decimal))
         if values is None:  # pragma: no cover - a bug, not a user error
             raise ReleaseCheckError(f"release check failed: the written column {col!r} holds a value that is "
                                     "not a number")
@@ -939,10 +1157,12 @@ def _cmd_report(args: argparse.Namespace) -> int:
 
     _check_output_paths({"ORIGINAL": args.original, "MASKED": args.masked}, {"--json": args.json, "--html": args.html})
     variables = _split_list(args.variables)
-    original, numeric = read_table(args.original, variables)
-    masked, _ = read_table(args.masked, numeric)
+    fmt = _csv_format(args)
+    original, numeric = read_table(args.original, variables, fmt=fmt)
+    masked, _ = read_table(args.masked, numeric, fmt=fmt)
     rep = compare(original, masked, variables=variables, k=args.k, sd_fraction=args.sd_fraction,
                   checked_on=f"the file {args.masked}")
+    rep.unmasked = _unmasked_columns(masked, list(rep.variables), [], {}, variables is not None, fmt)
     # The reports are this command's product, also when they say "not k-anonymous" (exit 3).
     with _Outputs() as out:
         if args.json:

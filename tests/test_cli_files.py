@@ -473,6 +473,7 @@ def test_a_fast_reading_off_in_the_last_place_does_not_refuse_a_correct_release(
 def test_report_and_demo_write_all_or_nothing(tmp_path, data, capsys, monkeypatch):
     masked = tmp_path / "m.csv"
     assert main("microaggregate", data, "--k", 2, "-q", "--variables", "x,y", "-o", masked) == 0
+    assert "released unmasked" in capsys.readouterr().err  # id and code: numeric, not in --variables
     monkeypatch.setattr(cli, "_write_html", _enospc)
     before = listing(tmp_path)
     assert main("report", data, masked, "--k", 2, "--json", tmp_path / "r.json", "--html", tmp_path / "r.html") == 2

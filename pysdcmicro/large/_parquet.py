@@ -69,13 +69,22 @@ def read_matrix(path: str, columns: list[str]) -> np.ndarray:
         typ = f.schema_arrow.field(c).type
         if not (pa.types.is_integer(typ) or pa.types.is_floating(typ)):
             raise InvalidInputError(f"column {c!r} must be numeric to be microaggregated; its Parquet type is {typ}.")
+    from .._validation import _check_exact_integers
+
+    integer = [pa.types.is_integer(f.schema_arrow.field(c).type) for c in columns]
     n = f.metadata.num_rows
     X = np.empty((n, len(columns)), dtype=np.float64)  # filled in place: no second copy
     at = 0
     for batch in f.iter_batches(batch_size=BATCH_ROWS, columns=columns):
         m = batch.num_rows
         for j in range(len(columns)):
-            X[at:at + m, j] = batch.column(j).to_numpy(zero_copy_only=False)
+            col = batch.column(j)
+            if integer[j]:  # the API's rule: integers beyond 2**53 are refused, not rounded
+                import pandas as pd
+
+                _check_exact_integers(col.fill_null(0).to_numpy(zero_copy_only=False), columns[j],
+                                      pd.RangeIndex(at, at + m))
+            X[at:at + m, j] = col.to_numpy(zero_copy_only=False)
         at += m
     if at != n:  # pragma: no cover  (a broken file)
         raise InvalidInputError(f"input file {path!r} has {at} records in its row groups, {n} in its footer.")
