@@ -316,6 +316,20 @@ def _check_strata_cells(frame: pd.DataFrame, strata: list[str] | None) -> None:
                 f"{_row_label(frame.index, r)}; every record needs a stratum.")
 
 
+def _header_names(path: str, fmt: CsvFormat | None = None) -> list[str]:
+    """The input file's column names, in order, read on their own: the header row of a CSV
+    file, the schema of a Parquet file (what the release must have, in the same order)."""
+    if _is_parquet(path):
+        try:
+            import pyarrow.parquet as pq
+
+            return [str(name) for name in pq.read_schema(path).names if not str(name).startswith("__index_level_")]
+        except ImportError:  # pragma: no cover - pandas then needs another engine anyway
+            return [str(c) for c in _read_parquet(Path(path), path).columns]
+    header = _read_csv(Path(path), path, fmt, header=None, nrows=1, dtype=str)
+    return [str(c) for c in header.iloc[0].tolist()] if len(header) else []
+
+
 def _is_parquet(path: str) -> bool:
     return str(path).lower().endswith((".parquet", ".pq"))
 
@@ -933,7 +947,7 @@ def _run_microaggregate(args: argparse.Namespace, spec: Any, options: dict, impr
     fmt = _csv_format(args)
     with phase("read"):
         frame, variables = read_table(args.input, flat, exclude=exclude or None, fmt=fmt)
-    read_columns = list(frame.columns)
+    read_columns = _header_names(args.input, fmt)
     if not _is_parquet(args.input):
         _check_almost_numeric(frame, variables, flat, exclude, fmt)
     _check_strata_cells(frame, strata)
@@ -979,8 +993,9 @@ def _run_microaggregate(args: argparse.Namespace, spec: Any, options: dict, impr
             time_limit=args.time_limit, progress=_progress_callback(True) if show else None,
             blocks=_parse_blocks(args.blocks), n_jobs=args.n_jobs, client=args.dask, **options,
         )
-    if list(result.data.columns) != read_columns:
-        raise ReleaseCheckError("release check failed: the columns to write are not the columns read, in order")
+    if [str(c) for c in result.data.columns] != read_columns:
+        raise ReleaseCheckError(f"release check failed: the columns to write ({', '.join(map(str, result.data.columns))}) "
+                                f"are not the columns of the input file ({', '.join(read_columns)}), in order")
     unmasked = _unmasked_columns(frame, list(result.variables), exclude, left_out, args.variables is not None, fmt)
     rep = _write_release(result, frame, output=args.output, stdout=not args.output, report_path=args.report,
                          html=args.html, extra={"input": str(args.input), "output": args.output}, fmt=fmt,
