@@ -36,7 +36,8 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
     p.add_argument("output", metavar="OUT.rds", nargs="?",
                    help="where to save the microaggregated sdcMicroObj (may be IN.rds itself)")
     p.add_argument("--k", type=int, default=None, help="minimum group size (sdcMicro's aggr, >= 2)")
-    p.add_argument("--method", default="mdav", help="method name (see `pysdcmicro methods`); default mdav")
+    p.add_argument("--method", default="mdav", help="method name (see `pysdcmicro methods`); default mdav, sdcMicro's "
+                   "own method (the library and `pysdcmicro microaggregate` default to auto)")
     p.add_argument("--variables", help="comma-separated numeric key variables (default: all numVars)")
     p.add_argument("--strata", help="comma-separated columns of the original data: microaggregate within each "
                                     "combination (default: the object's strataVar)")
@@ -137,7 +138,8 @@ def run(args: argparse.Namespace) -> int:
         if os.path.exists(tmp):
             os.unlink(tmp)
     if result.status != "done":
-        print(f"pysdcmicro: warning: status {result.status}: {result.message}", file=sys.stderr)
+        print(f"pysdcmicro: warning: status {result.status}" + (f": {result.message}" if result.message else ""),
+              file=sys.stderr)
     if not args.quiet:
         print(f"{result.method}: k={args.k}, {len(result.labels)} records, {len(result.groups)} groups, "
               f"IL={result.information_loss:.6f}, status {result.status}, method {result.seconds:.3f} s, "

@@ -862,7 +862,9 @@ def _build_parser() -> argparse.ArgumentParser:
 
     d = sub.add_parser("demo", help="run on an embedded, generated data set and print a report")
     d.add_argument("--k", type=int, default=3)
-    d.add_argument("--method", default="mdav")
+    d.add_argument("--method", default="mdav",
+                   help="method name (default mdav, quick and reproducible for a demonstration; "
+                        "`microaggregate` and the library default to auto)")
     d.add_argument("--n", type=int, default=600, help="number of generated records")
     d.add_argument("--seed", type=int, default=0)
     d.add_argument("--option", action="append", default=[], metavar="NAME=VALUE")
