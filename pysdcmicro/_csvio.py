@@ -259,8 +259,7 @@ def write_csv(frame: pd.DataFrame, path: Any = None) -> str | None:
     With ``path=None`` return the text instead, as pandas does.
 
     A frame of float columns whose rows repeat (a release) has each distinct row formatted
-    once: at 10^6 x 10, k = 3, 0.6 s instead of 1.7 s (issue 19: the outputs within seconds
-    of a Ctrl-C)."""
+    once, so that a large release is written within seconds, also right after a Ctrl-C."""
     if fast_writer_available():
         buf = io.BytesIO() if path is None else open(path, "wb")
         try:

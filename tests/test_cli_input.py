@@ -32,6 +32,7 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from pysdcmicro import cli
+from pysdcmicro.cli import _files
 
 ROOT = Path(__file__).resolve().parents[1]
 
@@ -134,13 +135,13 @@ def test_a_bad_format_options_are_one_line(tmp_path, capsys):
 def test_a_columns_written_are_the_columns_read(tmp_path, capsys, monkeypatch):
     income, age = _numbers()
     src = _write(tmp_path / "in.csv", "income,age", [f"{a},{b}" for a, b in zip(income, age)])
-    real = cli.read_table
+    real = _files.read_table
 
     def shifted(*args, **kwargs):  # a reader that loses a column on the way
         frame, chosen = real(*args, **kwargs)
         return frame.assign(extra=1.0), chosen
 
-    monkeypatch.setattr(cli, "read_table", shifted)
+    monkeypatch.setattr(_files, "read_table", shifted)
     out = tmp_path / "out.csv"
     out.write_text("prev\n")
     code = main("microaggregate", src, "--k", 3, "-q", "--variables", "income,age", "-o", out)

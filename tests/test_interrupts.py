@@ -1,4 +1,4 @@
-"""Ctrl-C at start-up and during a run of the ``pysdcmicro`` command (issue 19).
+"""Ctrl-C at start-up and during a run of the ``pysdcmicro`` command.
 
 Start-up: the console script enters through ``_pysdcmicro_start`` (a top-level module
 that imports nothing heavy), so SIGINT while numpy/pandas/the package import gives one line
@@ -154,38 +154,40 @@ def test_ctrl_c_inside_a_c_callback_is_delivered_again_not_lost(monkeypatch, fak
     exception is only printed and dropped, losing the Ctrl-C (both seen in the start-up
     test): the handler re-sends it shortly instead."""
     from pysdcmicro import _interrupt
+    from pysdcmicro.cli import _signals
 
     sent = []
-    monkeypatch.setattr(_interrupt.os, "kill", lambda pid, sig: sent.append((pid, sig)))
+    monkeypatch.setattr(_signals.os, "kill", lambda pid, sig: sent.append((pid, sig)))
     monkeypatch.setattr(_interrupt._state, "count", 0)
     monkeypatch.setattr(_interrupt._state, "solving", 1)
     code = compile("def cb(h):\n    h(2, sys._getframe())\n", fake, "exec")
     space = {"sys": sys}
     exec(code, space)
-    space["cb"](_interrupt._handler)  # must not raise here
+    space["cb"](_signals._handler)  # must not raise here
     deadline = time.monotonic() + 5
     while not sent and time.monotonic() < deadline:
         time.sleep(0.01)
     assert sent == [(os.getpid(), signal.SIGINT)]
     assert _interrupt._state.count == 0
     with pytest.raises(KeyboardInterrupt):  # outside a callback, while solving: raised at once
-        _interrupt._handler(signal.SIGINT, sys._getframe())
+        _signals._handler(signal.SIGINT, sys._getframe())
 
 
 @pytest.mark.parametrize("where", ["read_table", "default_variables"])
 def test_ctrl_c_while_reading_writes_a_release(tmp_path, monkeypatch, where):
-    from pysdcmicro import _validation, cli
+    from pysdcmicro import _validation
+    from pysdcmicro.cli import _files
 
-    _sigint_inside(monkeypatch, cli if where == "read_table" else _validation, where)
+    _sigint_inside(monkeypatch, _files if where == "read_table" else _validation, where)
     code, out, rep = _run(tmp_path)
     assert code == 0
     _check_written(tmp_path, out, rep, "before the method started")
 
 
 def test_ctrl_c_while_writing_finishes_the_write(tmp_path, monkeypatch):
-    from pysdcmicro import cli
+    from pysdcmicro.cli import _files
 
-    _sigint_inside(monkeypatch, cli, "_write_table")
+    _sigint_inside(monkeypatch, _files, "write_table")
     code, out, rep = _run(tmp_path)
     assert code == 0 and out.exists() and rep.exists()
     import json
@@ -194,9 +196,9 @@ def test_ctrl_c_while_writing_finishes_the_write(tmp_path, monkeypatch):
 
 
 def test_second_ctrl_c_aborts_and_writes_nothing(tmp_path, monkeypatch, capsys):
-    from pysdcmicro import cli
+    from pysdcmicro.cli import _files
 
-    _sigint_inside(monkeypatch, cli, "_write_table", times=2)
+    _sigint_inside(monkeypatch, _files, "write_table", times=2)
     code, out, rep = _run(tmp_path)
     assert code == 130 and not out.exists() and not rep.exists()
     assert "no output file was written or changed" in capsys.readouterr().err
@@ -204,9 +206,10 @@ def test_second_ctrl_c_aborts_and_writes_nothing(tmp_path, monkeypatch, capsys):
 
 
 def test_ctrl_c_in_read_then_again_in_the_fallback_aborts(tmp_path, monkeypatch):
-    from pysdcmicro import _api, cli
+    from pysdcmicro import _api
+    from pysdcmicro.cli import _files
 
-    _sigint_inside(monkeypatch, cli, "read_table")
+    _sigint_inside(monkeypatch, _files, "read_table")
     _sigint_inside(monkeypatch, _api, "_principal_axis_runs_by_stratum")
     code, out, rep = _run(tmp_path)
     assert code == 130 and not out.exists()
@@ -221,7 +224,7 @@ def test_python_api_keeps_pythons_ctrl_c(monkeypatch):
 
 
 def test_ctrl_c_during_the_report_measures_leaves_them_out(tmp_path, monkeypatch):
-    """The record linkage takes seconds at 10^6 records (13 s, stop 27): a first Ctrl-C during the
+    """The record linkage takes seconds at 10^6 records: a first Ctrl-C during the
     measures stops them, and the outputs are written at once without them."""
     import json
 
