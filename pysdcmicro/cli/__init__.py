@@ -53,7 +53,7 @@ def _main(argv: Sequence[str] | None) -> int:
         handlers = {"microaggregate": _commands.cmd_microaggregate, "report": _commands.cmd_report,
                     "methods": _commands.cmd_methods, "demo": _commands.cmd_demo,
                     "sdcmicro": getattr(args, "_sdcmicro_handler", None)}
-        with warnings.catch_warnings(record=True) as caught:
+        with warnings.catch_warnings(record=True) as caught, _signals.terminating():
             warnings.simplefilter("always")
             try:
                 code = handlers[args.command](args)
@@ -83,9 +83,9 @@ def _main(argv: Sequence[str] | None) -> int:
 
 
 def _interrupted() -> int:
-    """Ctrl-C outside a search: one line, exit status 130, no traceback (a further Ctrl-C
-    while printing it is ignored). Temporary files are already removed by then."""
-    with contextlib.suppress(KeyboardInterrupt), _signals.sigint_held():
+    """Ctrl-C (or SIGTERM, SIGHUP) outside a search: one line, exit status 130, no traceback
+    (a further signal while printing it is held). Temporary files are already removed by then."""
+    with contextlib.suppress(KeyboardInterrupt), _signals.stop_signals_held():
         done = (f"; written before it: {', '.join(_files.COMMITTED)}" if _files.COMMITTED
                 else "; no output file was written or changed")
         print(f"pysdcmicro: interrupted{done}", file=sys.stderr)

@@ -618,7 +618,7 @@ class Outputs:
                 raise FileError(f"cannot write standard output: {os_reason(exc) if isinstance(exc, OSError) else exc}"
                                 ".") from None
         self._text.clear()
-        with _signals.sigint_held():
+        with _signals.stop_signals_held():
             for tmp, target, _ in self._pending:
                 try:
                     os.replace(tmp, target)
@@ -629,7 +629,7 @@ class Outputs:
 
     def discard(self) -> None:
         """Remove the temporary files not renamed into place."""
-        with _signals.sigint_held():
+        with _signals.stop_signals_held():
             for tmp, _, _ in self._pending:
                 with contextlib.suppress(OSError):
                     os.unlink(tmp)

@@ -1,10 +1,14 @@
-"""Signals on the command line: the one place that installs handlers for Ctrl-C (SIGINT).
+"""Signals on the command line: the one place that installs handlers for Ctrl-C (SIGINT),
+SIGTERM and SIGHUP. The three mean the same: stop.
 
-:func:`managed` installs the handler for a command's run; each signal is counted in
-:mod:`pysdcmicro._interrupt`, which tells the core what it means in the current phase
-(first Ctrl-C: stop the search and write what there is; second: abort, exit status 130).
-:func:`sigint_held` holds Ctrl-C during a short critical section (the final renames, the
-removal of temporary files) and delivers it afterwards.
+:func:`terminating` makes SIGTERM and SIGHUP raise ``KeyboardInterrupt`` as Ctrl-C does, for
+the whole command, so that every way of stopping it removes the temporary files and exits
+with one line (status 130) instead of leaving them behind. :func:`managed` installs the
+handler for a microaggregation run; each signal is counted in :mod:`pysdcmicro._interrupt`,
+which tells the core what it means in the current phase (first: stop the search and write
+what there is; second: abort, exit status 130). `stop_signals_held` holds them during a
+short critical section (the final renames, the removal of temporary files) and delivers
+them afterwards.
 """
 
 from __future__ import annotations
@@ -13,10 +17,14 @@ import contextlib
 import os
 import signal
 import threading
+from typing import Any
 
 from .. import _interrupt
 
-__all__ = ["managed", "sigint_held", "deferred"]
+__all__ = ["terminating", "managed", "stop_signals_held", "deferred"]
+
+#: The signals that stop a command (those this platform has).
+STOP_SIGNALS = tuple(getattr(signal, name) for name in ("SIGINT", "SIGTERM", "SIGHUP") if hasattr(signal, name))
 
 #: Python code that C calls back (numba's compiler loading or saving its cache through
 #: llvmlite): a ``KeyboardInterrupt`` raised there is swallowed by ctypes ("Exception
@@ -50,16 +58,49 @@ def _handler(signum, frame) -> None:
         raise KeyboardInterrupt
 
 
+def _install(handler: Any, signals: tuple) -> dict | None:
+    """Set ``handler`` for ``signals``; the previous handlers, or None where signals cannot be
+    set (not the main thread, no signal support): then nothing is changed."""
+    if threading.current_thread() is not threading.main_thread():
+        return None
+    previous: dict = {}
+    try:
+        for signum in signals:
+            previous[signum] = signal.signal(signum, handler)
+    except (ValueError, OSError):  # pragma: no cover - no signal support here
+        _restore(previous)
+        return None
+    return previous
+
+
+def _restore(previous: dict) -> None:
+    for signum, handler in previous.items():
+        if handler is None:  # set from C: Python's own defaults
+            handler = signal.default_int_handler if signum == signal.SIGINT else signal.SIG_DFL
+        signal.signal(signum, handler)
+
+
+def _raise_interrupt(signum, frame) -> None:
+    raise KeyboardInterrupt
+
+
+@contextlib.contextmanager
+def terminating():
+    """SIGTERM and SIGHUP raise ``KeyboardInterrupt`` during the block, as Ctrl-C does."""
+    previous = _install(_raise_interrupt, tuple(s for s in STOP_SIGNALS if s != signal.SIGINT))
+    try:
+        yield
+    finally:
+        if previous:
+            _restore(previous)
+
+
 @contextlib.contextmanager
 def managed():
-    """Handle SIGINT by phase (see :mod:`pysdcmicro._interrupt`) for the duration of the
-    block; a no-op outside the main thread or where signals cannot be set."""
-    if threading.current_thread() is not threading.main_thread():
-        yield
-        return
-    try:
-        previous = signal.signal(signal.SIGINT, _handler)
-    except (ValueError, OSError):  # pragma: no cover - no signal support here
+    """Handle the stop signals by phase (see :mod:`pysdcmicro._interrupt`) for the duration
+    of the block; a no-op outside the main thread or where signals cannot be set."""
+    previous = _install(_handler, STOP_SIGNALS)
+    if previous is None:
         yield
         return
     _interrupt.begin()
@@ -67,34 +108,38 @@ def managed():
         yield
     finally:
         _interrupt.end()
-        signal.signal(signal.SIGINT, signal.default_int_handler if previous is None else previous)
+        _restore(previous)
 
 
 def deferred(count: int) -> None:
-    """``count`` SIGINTs were held during a critical section (:func:`sigint_held`): count
+    """``count`` SIGINTs were held during a critical section (:func:`stop_signals_held`): count
     them now, raising ``KeyboardInterrupt`` if that makes a second one."""
     for _ in range(count):
         _handler(signal.SIGINT, None)
 
 
 @contextlib.contextmanager
-def sigint_held():
-    """Hold Ctrl-C (SIGINT) during a short critical section (the renames, the clean-up) and
-    raise it afterwards, so that a second Ctrl-C never leaves half a set of outputs."""
-    if threading.current_thread() is not threading.main_thread():
-        yield
-        return
+def stop_signals_held():
+    """Hold Ctrl-C, SIGTERM and SIGHUP during a short critical section (the renames, the
+    clean-up) and deliver them afterwards, so that a second signal never leaves half a set
+    of outputs."""
     received: list[int] = []
-    try:
-        previous = signal.signal(signal.SIGINT, lambda signum, frame: received.append(signum))
-    except (ValueError, OSError):  # pragma: no cover - no signal support here
+    previous = _install(lambda signum, frame: received.append(signum), STOP_SIGNALS)
+    if previous is None:
         yield
         return
     try:
         yield
     finally:
-        signal.signal(signal.SIGINT, signal.default_int_handler if previous is None else previous)
+        _restore(previous)
         if received and _interrupt.is_managed():
-            deferred(len(received))  # counted: a second Ctrl-C of the run aborts
-        elif received and previous is not signal.SIG_IGN:
-            raise KeyboardInterrupt
+            deferred(len(received))  # counted: a second signal of the run aborts
+        else:
+            for signum in dict.fromkeys(received):
+                handler = previous.get(signum)
+                if handler is signal.SIG_IGN:
+                    continue
+                if handler is signal.SIG_DFL and signum != signal.SIGINT:
+                    os.kill(os.getpid(), signum)  # its default action, now that the section is over
+                    continue
+                raise KeyboardInterrupt
