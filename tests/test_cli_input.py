@@ -406,3 +406,37 @@ def test_every_hostile_file_round_trips_or_is_refused(tmp_path_factory, case):
         else:
             values = written[col].replace("", np.nan).astype(float)
             assert values.notna().sum() == (original[col].str.strip() != "").sum()
+
+
+# -- smaller refusals: one line each ------------------------------------------------------
+
+@pytest.mark.parametrize("args, needle", [
+    (["microaggregate", "in.csv", "--k", "2.5"], "argument --k: invalid int value: '2.5'"),
+    (["microaggregate"], "the following arguments are required"),
+    (["frob"], "invalid choice: 'frob'"),
+])
+def test_argument_errors_are_one_line_not_the_usage_text(capsys, args, needle):
+    with pytest.raises(SystemExit) as stop:
+        cli.main(args)
+    assert stop.value.code == 2
+    err = capsys.readouterr().err
+    assert err.count("\n") == 1 and err.startswith("pysdcmicro: error: ") and needle in err, err
+    assert "usage:" not in err
+
+
+def test_demo_with_a_negative_seed_is_one_line(capsys):
+    assert main("demo", "--seed", -1) == 2
+    refused(capsys, "--seed", "-1")
+
+
+@pytest.mark.skipif(not hasattr(os, "geteuid"), reason="no file modes here")
+def test_a_read_only_output_is_not_replaced_whoever_runs_the_command(tmp_path, plain, capsys):
+    prev = tmp_path / "prev.csv"
+    prev.write_text("prev\n")
+    prev.chmod(0o444)  # root may write it anyway: the mode bits decide
+    try:
+        assert main("microaggregate", plain, "--k", 3, "-q", "-o", prev) == 2
+        refused(capsys, "--output", "read-only")
+        assert prev.read_text() == "prev\n"
+    finally:
+        prev.chmod(0o644)

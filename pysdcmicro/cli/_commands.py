@@ -293,6 +293,9 @@ def cmd_demo(args: argparse.Namespace) -> int:
     from .._registry import get_method
     from ..datasets import make_demo_data
 
+    from .._validation import check_rng
+
+    check_rng(args.seed, "--seed")
     _files.check_output_paths({}, {"--original": args.original, "--output": args.output, "--report": args.report,
                              "--html": args.html})
     spec = get_method(args.method)

@@ -492,6 +492,16 @@ def _is_special(path: str) -> bool:
     return not (stat.S_ISREG(mode) or stat.S_ISDIR(mode))
 
 
+def _read_only(path: str) -> bool:
+    """A regular file without any write permission bit (0o444): protected also from root,
+    for whom ``os.access`` always says yes."""
+    try:
+        st = os.stat(path)
+    except OSError:
+        return False
+    return stat.S_ISREG(st.st_mode) and not st.st_mode & 0o222
+
+
 def check_output_paths(inputs: dict[str, str | None], outputs: dict[str, str | None]) -> None:
     """Refuse, before any work, an output that is an input file, two outputs that are one
     file, an output that is a folder, and an output whose folder does not exist."""
@@ -514,7 +524,7 @@ def check_output_paths(inputs: dict[str, str | None], outputs: dict[str, str | N
         folder = os.path.dirname(os.path.realpath(path))
         if not os.path.isdir(folder):
             raise FileError(f"{opt} {path!r}: the folder {os.path.dirname(path) or '.'!r} does not exist.")
-        if os.path.exists(path) and not os.access(path, os.W_OK):  # a read-only file stays protected
+        if os.path.exists(path) and (not os.access(path, os.W_OK) or _read_only(path)):  # stays protected
             raise FileError(f"{opt} {path!r}: Permission denied (the file is read-only).")
         if not _is_special(path) and not os.access(folder, os.W_OK | os.X_OK):
             raise FileError(f"{opt} {path!r}: Permission denied (cannot create files in {folder!r}).")

@@ -3,7 +3,8 @@
 from __future__ import annotations
 
 import argparse
-from typing import Any, Sequence
+import sys
+from typing import Any, NoReturn, Sequence
 
 from .. import __version__
 from .._csvio import CsvFormat
@@ -81,8 +82,17 @@ def csv_format(args: argparse.Namespace) -> CsvFormat:
     return CsvFormat(sep=sep, decimal=args.decimal, na_values=na)
 
 
+class _Parser(argparse.ArgumentParser):
+    """An argument parser whose errors are one line (``pysdcmicro: error: ...``, exit
+    status 2), as every other error of the command, instead of the usage text."""
+
+    def error(self, message: str) -> NoReturn:
+        sys.stderr.write(f"pysdcmicro: error: {message}; see `{self.prog} --help`.\n")
+        raise SystemExit(2)
+
+
 def build_parser() -> argparse.ArgumentParser:
-    parser = argparse.ArgumentParser(
+    parser = _Parser(
         prog="pysdcmicro",
         description="Microaggregation of numerical microdata (k-anonymity with least information loss).",
     )
