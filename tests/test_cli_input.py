@@ -440,3 +440,49 @@ def test_a_read_only_output_is_not_replaced_whoever_runs_the_command(tmp_path, p
         assert prev.read_text() == "prev\n"
     finally:
         prev.chmod(0o644)
+
+
+def _archive(tmp_path: Path, kind: str) -> Path:
+    import zipfile
+
+    text = "income,age\n" + "".join(f"{a},{b}\n" for a, b in zip(*_numbers()))
+    if kind == "two-member zip":
+        path = tmp_path / "in.csv.zip"
+        with zipfile.ZipFile(path, "w") as archive:
+            archive.writestr("a.csv", text)
+            archive.writestr("b.csv", text)
+        return path
+    suffix, data = {"corrupt xz": (".csv.xz", b"\xfd7zXZ\x00" + b"garbage" * 20),
+                    "corrupt zip": (".csv.zip", b"PK\x03\x04" + b"garbage" * 20),
+                    "corrupt tar": (".csv.tar", b"garbage" * 100),
+                    "truncated gz": (".csv.gz", b"\x1f\x8b" + b"garbage"),
+                    "zst": (".csv.zst", b"(\xb5/\xfd" + b"garbage")}[kind]
+    path = tmp_path / ("in" + suffix)
+    path.write_bytes(data)
+    return path
+
+
+@pytest.mark.parametrize("kind", ["two-member zip", "corrupt xz", "corrupt zip", "corrupt tar", "truncated gz", "zst"])
+def test_an_unreadable_compressed_input_is_one_line(tmp_path, capsys, kind):
+    if kind == "zst":
+        try:
+            import zstandard  # noqa: F401
+            pytest.skip("zstandard is installed: the garbage is then refused as corrupt, another case")
+        except ImportError:
+            pass
+    out = tmp_path / "out.csv"
+    assert main("microaggregate", _archive(tmp_path, kind), "--k", 3, "-q", "-o", out) == 2
+    refused(capsys, "input file")
+    assert not out.exists()
+
+
+def test_a_compressed_input_is_read_as_the_plain_one(tmp_path, capsys):
+    import gzip
+
+    text = "income,age\n" + "".join(f"{a},{b}\n" for a, b in zip(*_numbers()))
+    plain, packed = tmp_path / "in.csv", tmp_path / "in.csv.gz"
+    plain.write_text(text)
+    packed.write_bytes(gzip.compress(text.encode()))
+    for src, out in ((plain, tmp_path / "a.csv"), (packed, tmp_path / "b.csv")):
+        assert main("microaggregate", src, "--k", 3, "-q", "--seed", 0, "--method", "mdav", "-o", out) == 0
+    assert (tmp_path / "a.csv").read_bytes() == (tmp_path / "b.csv").read_bytes()

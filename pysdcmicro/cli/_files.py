@@ -19,12 +19,16 @@ from __future__ import annotations
 
 import contextlib
 import errno
+import lzma
 import os
 import re
 import shutil
 import stat
+import tarfile
 import tempfile
 import warnings
+import zipfile
+import zlib
 from pathlib import Path
 from typing import Any
 
@@ -123,6 +127,20 @@ def read_parquet(p: Path, path: str) -> pd.DataFrame:
         raise InvalidInputError(f"input file {path!r} is not a readable Parquet file: {exc}") from None
 
 
+def _archive_error(exc: BaseException, path: str) -> PysdcmicroError | None:
+    """One line for a compressed input that cannot be read (a corrupt archive, a .zip with
+    several members, a compression whose package is not installed); None for other errors."""
+    if isinstance(exc, ImportError):
+        return InvalidInputError(f"input file {path!r} is compressed with a format whose package is not installed "
+                                 f"({' '.join(str(exc).split())}); decompress it first or install the package.")
+    if isinstance(exc, ValueError) and ("ZIP" in str(exc) or "TAR" in str(exc).upper()):
+        return InvalidInputError(f"input file {path!r}: {exc}; give an archive holding one CSV file.")
+    if isinstance(exc, (EOFError, zlib.error, lzma.LZMAError, zipfile.BadZipFile, tarfile.TarError)):
+        reason = " ".join(str(exc).split()) or type(exc).__name__
+        return InvalidInputError(f"input file {path!r} is not a readable compressed file: {reason}.")
+    return None
+
+
 def read_csv(p: Path, path: str, fmt: CsvFormat | None = None, **kwargs) -> pd.DataFrame:
     if fmt is not None:
         kwargs["sep"] = fmt.sep
@@ -130,6 +148,12 @@ def read_csv(p: Path, path: str, fmt: CsvFormat | None = None, **kwargs) -> pd.D
             kwargs["decimal"] = fmt.decimal
     try:
         return pd.read_csv(p, keep_default_na=False, **kwargs)
+    except (ImportError, ValueError, EOFError, zlib.error, lzma.LZMAError, zipfile.BadZipFile,
+            tarfile.TarError) as exc:
+        error = _archive_error(exc, path)
+        if error is None:
+            raise  # a value that is not a number: the caller reads the column another way
+        raise error from None
     except pd.errors.EmptyDataError:
         raise InvalidInputError(f"input file {path!r} is empty; it needs a header row and records.") from None
     except (pd.errors.ParserError, UnicodeDecodeError) as exc:
@@ -155,6 +179,12 @@ def check_header(p: Path, path: str, fmt: CsvFormat | None = None) -> list:
         check_shape(p, path, names, fmt)
     except OSError as exc:
         raise FileError(f"cannot read input file {path!r}: {os_reason(exc)}.") from None
+    except (ImportError, ValueError, EOFError, zlib.error, lzma.LZMAError, zipfile.BadZipFile,
+            tarfile.TarError) as exc:
+        error = _archive_error(exc, path)
+        if error is None:
+            raise
+        raise error from None
     return names
 
 
