@@ -486,3 +486,23 @@ def test_a_compressed_input_is_read_as_the_plain_one(tmp_path, capsys):
     for src, out in ((plain, tmp_path / "a.csv"), (packed, tmp_path / "b.csv")):
         assert main("microaggregate", src, "--k", 3, "-q", "--seed", 0, "--method", "mdav", "-o", out) == 0
     assert (tmp_path / "a.csv").read_bytes() == (tmp_path / "b.csv").read_bytes()
+
+
+@pytest.mark.parametrize("ending", [".gz", ".zip", ".xz", ".bz2"])
+def test_a_compressed_output_is_compressed_and_verified(tmp_path, plain, capsys, ending):
+    import zipfile
+
+    out, ref = tmp_path / f"out.csv{ending}", tmp_path / "ref.csv"
+    for target in (ref, out):
+        assert main("microaggregate", plain, "--k", 3, "-q", "--seed", 0, "--method", "mdav", "-o", target) == 0
+    assert out.read_bytes() != ref.read_bytes()  # not a plain CSV under a compressed name
+    assert pd.read_csv(out).equals(pd.read_csv(ref))
+    if ending == ".zip":
+        assert zipfile.ZipFile(out).namelist() == ["out.csv"]
+
+
+def test_an_output_name_near_the_length_limit_is_written(tmp_path, plain, capsys):
+    out = tmp_path / ("a" * 240 + ".csv")  # 244 bytes: the temporary file's name must fit too
+    assert main("microaggregate", plain, "--k", 3, "-q", "-o", out) == 0, capsys.readouterr().err
+    assert pd.read_csv(out).shape == (40, 2)
+    assert [p.name for p in tmp_path.iterdir() if p.name.startswith(".pysdcmicro-")] == []

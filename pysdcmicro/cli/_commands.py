@@ -189,7 +189,8 @@ def write_release(result: Any, original: pd.DataFrame, *, output: str | None, st
             parquet = _files.is_parquet(output)
             with phase("write"):
                 tmp = out.write(output, "the masked file (--output)",
-                                lambda p: _files.write_table(result.data, p, parquet=parquet, fmt=fmt))
+                                lambda p: _files.write_table(result.data, p, parquet=parquet, fmt=fmt,
+                                                               name=output))
             with phase("read back and verify"):
                 released, sizes = _files.read_back_and_verify(lambda: tmp, variables, parquet, original, result, what,
                                                               fmt)

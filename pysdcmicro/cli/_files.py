@@ -474,8 +474,32 @@ def csv_text(data: pd.DataFrame, fmt: CsvFormat | None = None) -> str:
     return data.to_csv(index=False, sep=fmt.sep, decimal=fmt.decimal)
 
 
+#: CSV outputs compressed by their name's ending, as pandas reads them back.
+_COMPRESSIONS = {".gz": "gzip", ".bz2": "bz2", ".zip": "zip", ".xz": "xz", ".zst": "zstd"}
+
+
+def _write_compressed(text: str, path: str, name: str, method: str) -> None:
+    from pandas.io.common import get_handle
+
+    compression: dict = {"method": method}
+    if method == "zip":  # the member is the file's own name, not the temporary one
+        compression["archive_name"] = os.path.basename(name)[:-len(".zip")]
+    try:
+        with get_handle(path, "w", compression=compression, encoding="utf-8") as handles:
+            handles.handle.write(text)
+    except ImportError:
+        raise InvalidInputError(f"writing {name!r} needs the {method} package; install it, or write an "
+                                "uncompressed file.") from None
+
+
 def write_table(data: pd.DataFrame, path: str, *, parquet: bool | None = None,
-                fmt: CsvFormat | None = None) -> None:
+                fmt: CsvFormat | None = None, name: str | None = None) -> None:
+    """Write the masked data to ``path``: Parquet, or CSV in the input's format (compressed
+    when ``name``, the output's name, ends with .gz, .bz2, .zip, .xz or .zst)."""
+    method = _COMPRESSIONS.get(os.path.splitext(str(name or path))[1].lower())
+    if method is not None and not (is_parquet(path) if parquet is None else parquet):
+        _write_compressed(csv_text(data, fmt), path, str(name or path), method)
+        return
     if is_parquet(path) if parquet is None else parquet:
         try:
             data.to_parquet(path, index=False)
@@ -622,7 +646,8 @@ class Outputs:
         real = os.path.realpath(target)  # through a symlink: the link is kept, its target replaced
         folder = tempfile.gettempdir() if special else (os.path.dirname(real) or ".")
         try:
-            fd, tmp = tempfile.mkstemp(prefix=TEMP_PREFIX, suffix="-" + os.path.basename(real), dir=folder)
+            # the name's ending kept (the format and compression), the whole within NAME_MAX
+            fd, tmp = tempfile.mkstemp(prefix=TEMP_PREFIX, suffix="-" + os.path.basename(real)[-200:], dir=folder)
         except OSError as exc:
             raise FileError(f"cannot write {what} {target!r}: {os_reason(exc)}.") from None
         os.close(fd)
