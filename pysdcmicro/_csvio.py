@@ -28,7 +28,8 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
-__all__ = ["write_csv", "read_float_columns", "fast_writer_available", "CsvFormat", "check_shape", "open_binary"]
+__all__ = ["write_csv", "read_float_columns", "fast_writer_available", "CsvFormat", "check_shape", "check_header_length",
+           "open_binary"]
 
 _CHUNK_ROWS = 1 << 17
 _DEDUP_MIN = 1 << 12  # columns shorter than this are formatted cell by cell
@@ -377,15 +378,40 @@ def _first_bad_row_arrow(path: Any, n_fields: int, sep: str) -> tuple[int, int] 
 
 def _first_bad_row_python(path: Any, n_fields: int, sep: str) -> tuple[int, int] | None:
     """As :func:`_first_bad_row_arrow`, with Python's csv module (no pyarrow)."""
-    with open_binary(path) as handles:
-        text = io.TextIOWrapper(handles.handle, encoding="utf-8", errors="replace", newline="")
-        reader = csv.reader(text, delimiter=sep, quotechar='"', doublequote=True, strict=False)
-        for i, row in enumerate(reader):
-            if i == 0 or not row:
-                continue
-            if len(row) != n_fields:
-                return reader.line_num, len(row)
+    limit = csv.field_size_limit()
+    csv.field_size_limit(2 ** 31 - 1)  # long text cells are data, not errors
+    try:
+        with open_binary(path) as handles:
+            text = io.TextIOWrapper(handles.handle, encoding="utf-8", errors="replace", newline="")
+            reader = csv.reader(text, delimiter=sep, quotechar='"', doublequote=True, strict=False)
+            for i, row in enumerate(reader):
+                if i == 0 or not row:
+                    continue
+                if len(row) != n_fields:
+                    return reader.line_num, len(row)
+    finally:
+        csv.field_size_limit(limit)
     return None
+
+
+#: The longest header row read (a file without a line break in its first bytes is not a
+#: CSV file with a header row; reading it whole would take memory for nothing).
+HEADER_BYTES = 64 << 20
+
+
+def check_header_length(path: Any, name: str) -> None:
+    """Refuse (one line) a file whose first line is longer than :data:`HEADER_BYTES`."""
+    from ._errors import InvalidInputError
+
+    with open_binary(path) as handles:
+        seen = 0
+        while seen < HEADER_BYTES:
+            chunk = handles.handle.read(1 << 20)
+            if not chunk or b"\n" in chunk or b"\r" in chunk:
+                return
+            seen += len(chunk)
+    raise InvalidInputError(f"input file {name!r} has no line break in its first {HEADER_BYTES >> 20} MiB: it is not "
+                            "a CSV file with a header row (one line per record).")
 
 
 def check_shape(path: Any, name: str, header: list, fmt: CsvFormat) -> None:

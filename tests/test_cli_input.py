@@ -506,3 +506,23 @@ def test_an_output_name_near_the_length_limit_is_written(tmp_path, plain, capsys
     assert main("microaggregate", plain, "--k", 3, "-q", "-o", out) == 0, capsys.readouterr().err
     assert pd.read_csv(out).shape == (40, 2)
     assert [p.name for p in tmp_path.iterdir() if p.name.startswith(".pysdcmicro-")] == []
+
+
+def test_a_file_without_a_line_break_is_refused_without_reading_it_whole(tmp_path, capsys, monkeypatch):
+    from pysdcmicro import _csvio
+
+    monkeypatch.setattr(_csvio, "HEADER_BYTES", 1 << 20)
+    src = tmp_path / "one-line.csv"
+    src.write_bytes(b"1," * (1 << 20))  # 2 MiB, no line break
+    assert main("microaggregate", src, "--k", 3, "-q", "-o", tmp_path / "out.csv") == 2
+    refused(capsys, "no line break in its first 1 MiB")
+
+
+def test_the_json_names_the_weight_column(tmp_path, capsys):
+    income, age = _numbers()
+    src = _write(tmp_path / "in.csv", "income,age,w", [f"{a},{b},{1 + i % 3}" for i, (a, b) in
+                                                      enumerate(zip(income, age))])
+    rep = tmp_path / "rep.json"
+    assert main("microaggregate", src, "--k", 3, "-q", "--variables", "income,age", "--weights", "w",
+                "-o", tmp_path / "out.csv", "--report", rep) == 0
+    assert json.loads(rep.read_text())["weight_column"] == "w"

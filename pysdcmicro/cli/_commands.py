@@ -145,6 +145,8 @@ def _run_microaggregate(args: argparse.Namespace, spec: Any, options: dict, impr
             time_limit=args.time_limit, progress=_progress_callback(True) if show else None,
             blocks=_parser.parse_blocks(args.blocks), n_jobs=args.n_jobs, client=args.dask, **options,
         )
+    if args.weights and "weight_column" in result.info:  # given to the library as values
+        result.info["weight_column"] = str(args.weights)
     if [str(c) for c in result.data.columns] != read_columns:
         written = ", ".join(map(str, result.data.columns))
         raise ReleaseCheckError(f"release check failed: the columns to write ({written}) "

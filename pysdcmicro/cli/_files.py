@@ -35,7 +35,7 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
-from .._csvio import CsvFormat, check_shape, read_float_columns, write_csv
+from .._csvio import CsvFormat, check_header_length, check_shape, read_float_columns, write_csv
 from .._errors import InvalidInputError, PysdcmicroError, ReleaseCheckError
 from . import _signals
 
@@ -148,16 +148,16 @@ def read_csv(p: Path, path: str, fmt: CsvFormat | None = None, **kwargs) -> pd.D
             kwargs["decimal"] = fmt.decimal
     try:
         return pd.read_csv(p, keep_default_na=False, **kwargs)
+    except pd.errors.EmptyDataError:
+        raise InvalidInputError(f"input file {path!r} is empty; it needs a header row and records.") from None
+    except (pd.errors.ParserError, UnicodeDecodeError) as exc:
+        raise InvalidInputError(f"input file {path!r} is not a readable CSV file: {exc}") from None
     except (ImportError, ValueError, EOFError, zlib.error, lzma.LZMAError, zipfile.BadZipFile,
             tarfile.TarError) as exc:
         error = _archive_error(exc, path)
         if error is None:
             raise  # a value that is not a number: the caller reads the column another way
         raise error from None
-    except pd.errors.EmptyDataError:
-        raise InvalidInputError(f"input file {path!r} is empty; it needs a header row and records.") from None
-    except (pd.errors.ParserError, UnicodeDecodeError) as exc:
-        raise InvalidInputError(f"input file {path!r} is not a readable CSV file: {exc}") from None
     except OSError as exc:
         raise FileError(f"cannot read input file {path!r}: {os_reason(exc)}.") from None
 
@@ -167,6 +167,16 @@ def check_header(p: Path, path: str, fmt: CsvFormat | None = None) -> list:
     and rows that do not have one field per column (:func:`~pysdcmicro._csvio.check_shape`).
     Returns the header's names."""
     fmt = fmt or CsvFormat()
+    try:
+        check_header_length(p, path)
+    except OSError:
+        pass  # read_csv names the reason
+    except (ImportError, ValueError, EOFError, zlib.error, lzma.LZMAError, zipfile.BadZipFile,
+            tarfile.TarError) as exc:
+        error = _archive_error(exc, path)
+        if error is None:
+            raise
+        raise error from None
     header = read_csv(p, path, fmt, header=None, nrows=1, dtype=str)
     names = header.iloc[0].tolist() if len(header) else []
     seen: set[str] = set()
