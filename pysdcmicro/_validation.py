@@ -231,20 +231,20 @@ def _check_integer_series(s: pd.Series, label: Any, index: pd.Index) -> None:
 
 
 def check_integer_text(text: pd.Series, values: np.ndarray, label: Any) -> None:
-    """Refuse a column read from text whose integer literals float64 rounds (beyond 2**53):
-    ``1152921504606846977`` and ``1152921504606846976`` would read as one value, so distinct
-    records could look identical (or the column constant) and be released unmasked."""
-    big = np.flatnonzero(np.abs(np.nan_to_num(values)) > _EXACT_INT)
+    """Refuse a column read from text holding an integer literal beyond 2**53 in magnitude,
+    the rule :func:`_check_exact_integers` applies to integer columns: ``2**53 + 1`` and
+    ``2**53`` would read as one value, so distinct records could look identical (or the
+    column constant) and be released unmasked. ``values`` are the cells as read (float64);
+    only cells reading as 2**53 or more in magnitude can hold such a literal."""
+    big = np.flatnonzero(np.abs(np.nan_to_num(values)) >= _EXACT_INT)
     for pos in big:
         cell = str(text.iat[pos]).strip()
         digits = cell[1:] if cell[:1] in "+-" else cell
-        if digits.isdigit() and int(cell) != int(values[pos]):
-            count = len(big)
-            more = f" (and {count - 1} more beyond 2**53)" if count > 1 else ""
+        if digits.isdigit() and abs(int(cell)) > _EXACT_INT:
             raise InvalidInputError(
-                f"column {_col_name(label)} has the integer {cell} at row {int(pos)}{more}, beyond 2**53 = "
-                f"{_EXACT_INT} in magnitude; float64 arithmetic would round it to {int(values[pos])} (distinct "
-                "values could collapse): subtract an offset, rescale, or write it as a float if rounding is acceptable."
+                f"column {_col_name(label)} has the integer {cell} at row {int(pos)}, beyond 2**53 = "
+                f"{_EXACT_INT} in magnitude; float64 arithmetic would round such integers (distinct values could "
+                "collapse): subtract an offset, rescale, or write it as a float if rounding is acceptable."
             )
 
 

@@ -1,4 +1,4 @@
-"""The command line's files (issue 19): outputs written as one transaction, output paths
+"""The command line's files: outputs written as one transaction, output paths
 checked against the inputs and each other, I/O failures and Ctrl-C as one line, and the
 CSV reading rules the API has too (duplicate names, missing strata, formatted numbers).
 
@@ -23,6 +23,8 @@ import pandas as pd
 import pytest
 
 from pysdcmicro import cli, metrics
+from pysdcmicro._errors import ReleaseCheckError
+from pysdcmicro.cli import _commands, _files
 
 CSV = """\
 id,name,x,y,code
@@ -166,8 +168,9 @@ def _enospc(*args, **kwargs):
 def test_a_failing_output_leaves_no_file_and_keeps_old_ones(tmp_path, data, capsys, monkeypatch, failing):
     out, rep, page = tmp_path / "o.csv", tmp_path / "r.json", tmp_path / "r.html"
     out.write_text("old output\n")  # a pre-existing output is left as it was
-    monkeypatch.setattr(cli, {"table": "_write_table", "json": "_write_json", "html": "_write_html"}[failing],
-                        _enospc)
+    module, name = {"table": (_files, "write_table"), "json": (_commands, "_write_json"),
+                    "html": (_commands, "_write_html")}[failing]
+    monkeypatch.setattr(module, name, _enospc)
     before = listing(tmp_path)
     assert main("microaggregate", data, "--k", 2, "-o", out, "--report", rep, "--html", page) == 2
     line = one_error_line(capsys.readouterr().err, "cannot write", "No space left on device")
@@ -195,7 +198,7 @@ def test_an_oserror_from_anywhere_is_one_line(tmp_path, data, capsys, monkeypatc
     def broken(*args, **kwargs):
         raise OSError(errno.EIO, os.strerror(errno.EIO), "/some/where")
 
-    monkeypatch.setattr(cli, "_verify", broken)
+    monkeypatch.setattr(_files, "verify", broken)
     assert main("microaggregate", data, "--k", 2, "-o", tmp_path / "o.csv") == 2
     one_error_line(capsys.readouterr().err, "Input/output error", "/some/where")
     assert listing(tmp_path) == {"in.csv"}
@@ -234,7 +237,7 @@ def test_parquet_output_is_verified_from_the_temporary_file(tmp_path, data):
 
 def _tamper(monkeypatch):
     """Every masked CSV (file or text) gets one released value changed: not k-anonymous."""
-    original_write = cli.write_csv
+    original_write = _files.write_csv
 
     def tampering_write(frame, path=None):
         if "x" in frame.columns:
@@ -242,7 +245,7 @@ def _tamper(monkeypatch):
             frame.loc[frame.index[0], "x"] += 0.5
         return original_write(frame, path)
 
-    monkeypatch.setattr(cli, "write_csv", tampering_write)
+    monkeypatch.setattr(_files, "write_csv", tampering_write)
 
 
 def test_a_release_that_fails_the_check_is_not_written(tmp_path, data, capsys, monkeypatch):
@@ -268,15 +271,15 @@ def test_verify_checks_k_anonymity_and_the_reported_il():
 
     frame = pd.DataFrame({"a": [1.0, 2.0, 3.0, 10.0, 11.0, 12.0], "b": [5.0, 4.0, 6.0, 1.0, 0.0, 2.0]})
     result = pysdcmicro.microaggregate(frame, 3)
-    cli._verify(frame, result.data, result)  # the true release passes
+    _files.verify(frame, result.data, result)  # the true release passes
     broken = result.data.copy()
     broken.loc[0, "a"] += 1.0
-    with pytest.raises(cli.ReleaseCheckError, match="not 3-anonymous"):
-        cli._verify(frame, broken, result)
+    with pytest.raises(ReleaseCheckError, match="not 3-anonymous"):
+        _files.verify(frame, broken, result)
     shifted = result.data.copy()
     shifted.loc[:2, "a"] += 1.0  # still groups of 3, but other values: another IL
-    with pytest.raises(cli.ReleaseCheckError, match="the result reports"):
-        cli._verify(frame, shifted, result)
+    with pytest.raises(ReleaseCheckError, match="the result reports"):
+        _files.verify(frame, shifted, result)
 
 
 # --- Ctrl-C ------------------------------------------------------------------------------
@@ -288,7 +291,7 @@ def _interrupt(*args, **kwargs):
 def test_ctrl_c_while_writing_leaves_no_file(tmp_path, data, capsys, monkeypatch):
     out, rep, page = tmp_path / "o.csv", tmp_path / "r.json", tmp_path / "r.html"
     out.write_text("old output\n")
-    monkeypatch.setattr(cli, "_write_html", _interrupt)
+    monkeypatch.setattr(_commands, "_write_html", _interrupt)
     assert main("microaggregate", data, "--k", 2, "-o", out, "--report", rep, "--html", page) == 130
     err = capsys.readouterr().err
     assert err.strip() == "pysdcmicro: interrupted; no output file was written or changed"
@@ -318,13 +321,14 @@ def test_ctrl_c_during_the_renames_is_held_until_every_output_is_in_place(tmp_pa
 _SIGNAL_SCRIPT = textwrap.dedent("""
     import os, signal, sys
     from pysdcmicro import cli
-    real = cli._write_json
+    from pysdcmicro.cli import _commands
+    real = _commands._write_json
     def write_json(path, *args, **kwargs):
         real(path, *args, **kwargs)
         os.kill(os.getpid(), signal.SIGINT)  # Ctrl-C while the outputs are being written:
         if "-q" in sys.argv:                 # the first finishes them, a second aborts
             os.kill(os.getpid(), signal.SIGINT)
-    cli._write_json = write_json
+    _commands._write_json = write_json
     sys.exit(cli.main(sys.argv[1:]))
 """)
 
@@ -420,15 +424,15 @@ def test_many_columns_no_fragmentation_warnings(tmp_path, capsys, monkeypatch):
     code = main("microaggregate", full, "--k", 2, "-q", "-o", tmp_path / "o.csv")
     err = capsys.readouterr().err
     assert code == 0 and "fragmented" not in err and "PerformanceWarning" not in err, err[:300]
-    assert cli._read_released(tmp_path / "o.csv", names).shape == (8, 150)
-    monkeypatch.setattr(cli, "_SNIFF_ROWS", 2)  # so that 75 columns are parsed after the sniff
+    assert _files.read_released(tmp_path / "o.csv", names).shape == (8, 150)
+    monkeypatch.setattr(_files, "SNIFF_ROWS", 2)  # so that 75 columns are parsed after the sniff
     values = rng.normal(size=(8, 150)).round(3).astype(str)
     values[:2, ::2] = ""  # empty in the sniffed rows, numbers further down
     late = tmp_path / "late.csv"
     pd.DataFrame(values, columns=names).to_csv(late, index=False)
     with warnings.catch_warnings():
         warnings.simplefilter("error")
-        table, chosen = cli.read_table(str(late))
+        table, chosen = _files.read_table(str(late))
     assert chosen == names and all(table[c].dtype == np.float64 for c in names)
     assert table[names[0]].isna().sum() == 2 and table[names[1]].notna().all()
 
@@ -450,7 +454,7 @@ def test_a_fast_reading_off_in_the_last_place_does_not_refuse_a_correct_release(
     parser); if it rounded a cell differently, the exact reading (Python's float per cell)
     decides, not the fast one."""
     real_read_csv = pd.read_csv
-    real_fast = cli.read_float_columns
+    real_fast = _files.read_float_columns
     fast_reads = []
 
     def off_by_one_ulp(*args, **kwargs):
@@ -462,7 +466,7 @@ def test_a_fast_reading_off_in_the_last_place_does_not_refuse_a_correct_release(
         frame.iloc[0, 0] = np.nextafter(frame.iloc[0, 0], np.inf)
         return frame
 
-    monkeypatch.setattr(cli, "read_float_columns", off_by_one_ulp)
+    monkeypatch.setattr(_files, "read_float_columns", off_by_one_ulp)
     out = tmp_path / "o.csv"
     assert main("microaggregate", data, "--k", 2, "-q", "--variables", "x,y", "-o", out) == 0, capsys.readouterr()
     assert fast_reads == [1] and metrics.is_k_anonymous(real_read_csv(out), 2, variables=["x", "y"])
@@ -473,7 +477,8 @@ def test_a_fast_reading_off_in_the_last_place_does_not_refuse_a_correct_release(
 def test_report_and_demo_write_all_or_nothing(tmp_path, data, capsys, monkeypatch):
     masked = tmp_path / "m.csv"
     assert main("microaggregate", data, "--k", 2, "-q", "--variables", "x,y", "-o", masked) == 0
-    monkeypatch.setattr(cli, "_write_html", _enospc)
+    assert "released unmasked" in capsys.readouterr().err  # id and code: numeric, not in --variables
+    monkeypatch.setattr(_commands, "_write_html", _enospc)
     before = listing(tmp_path)
     assert main("report", data, masked, "--k", 2, "--json", tmp_path / "r.json", "--html", tmp_path / "r.html") == 2
     one_error_line(capsys.readouterr().err, "cannot write the HTML report (--html)", "No space left on device")
@@ -573,13 +578,13 @@ def test_fast_reader_reads_the_written_floats_exactly(tmp_path):
     frame = _odd_frame(seed=2)
     path = tmp_path / "f.csv"
     _csvio.write_csv(frame, path)
-    back = _csvio.read_float_columns(str(path), ["x", "plain", 'q"uote'], cli._NA_CELLS, len(frame))
+    back = _csvio.read_float_columns(str(path), ["x", "plain", 'q"uote'], _files.NA_CELLS, len(frame))
     for col in ["x", "plain", 'q"uote']:
         a, b = frame[col].to_numpy(), back[col].to_numpy()
         assert np.array_equal(a.view(np.int64)[~np.isnan(a)], b.view(np.int64)[~np.isnan(a)]), col  # bit for bit
         assert np.array_equal(np.isnan(a), np.isnan(b))
-    assert _csvio.read_float_columns(str(path), ["text"], cli._NA_CELLS, len(frame)) is None  # not numbers
-    assert _csvio.read_float_columns(str(path), ["x"], cli._NA_CELLS, len(frame) + 1) is None  # row count
+    assert _csvio.read_float_columns(str(path), ["text"], _files.NA_CELLS, len(frame)) is None  # not numbers
+    assert _csvio.read_float_columns(str(path), ["x"], _files.NA_CELLS, len(frame) + 1) is None  # row count
 
 
 def test_passthrough_columns_are_written_byte_for_byte_as_read(tmp_path):

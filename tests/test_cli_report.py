@@ -15,6 +15,7 @@ import pytest
 
 import pysdcmicro
 from pysdcmicro import cli, metrics
+from pysdcmicro.cli import _files
 from pysdcmicro.datasets import make_demo_data
 
 REPO = Path(__file__).resolve().parents[1]
@@ -60,7 +61,7 @@ def test_report_json_has_k_anonymity_utility_and_risk_of_the_written_file(tmp_pa
 
 def test_k_anonymity_is_checked_on_the_written_bytes(tmp_path, data_csv, monkeypatch, capsys):
     """If what reaches the file differs from the result in memory, the report must say so."""
-    original_write = cli.write_csv  # the CLI's CSV writer (pysdcmicro._csvio)
+    original_write = _files.write_csv  # the CLI's CSV writer (pysdcmicro._csvio)
 
     def tampering_write(frame, path=None):
         if "employees" in frame.columns and path is not None:
@@ -68,11 +69,11 @@ def test_k_anonymity_is_checked_on_the_written_bytes(tmp_path, data_csv, monkeyp
             frame.loc[frame.index[0], "employees"] += 0.5
         return original_write(frame, path)
 
-    monkeypatch.setattr(cli, "write_csv", tampering_write)
+    monkeypatch.setattr(_files, "write_csv", tampering_write)
     out, rep = tmp_path / "out.csv", tmp_path / "rep.json"
     code = cli.main(["microaggregate", str(data_csv), "--k", "3", "--variables", ",".join(QI), "--output", str(out),
                      "--report", str(rep)])
-    # Issue 19: the release check runs before anything is renamed into place, so a release
+    # The release check runs before anything is renamed into place, so a release
     # that is not k-anonymous is never written (nor its report): exit 3, one line.
     assert code == 3  # a release that is not k-anonymous is an error for scripts
     assert not out.exists() and not rep.exists()

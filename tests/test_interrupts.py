@@ -157,38 +157,40 @@ def test_ctrl_c_inside_a_c_callback_is_delivered_again_not_lost(monkeypatch, fak
     exception is only printed and dropped, losing the Ctrl-C (both seen in the start-up
     test): the handler re-sends it shortly instead."""
     from pysdcmicro import _interrupt
+    from pysdcmicro.cli import _signals
 
     sent = []
-    monkeypatch.setattr(_interrupt.os, "kill", lambda pid, sig: sent.append((pid, sig)))
+    monkeypatch.setattr(_signals.os, "kill", lambda pid, sig: sent.append((pid, sig)))
     monkeypatch.setattr(_interrupt._state, "count", 0)
     monkeypatch.setattr(_interrupt._state, "solving", 1)
     code = compile("def cb(h):\n    h(2, sys._getframe())\n", fake, "exec")
     space = {"sys": sys}
     exec(code, space)
-    space["cb"](_interrupt._handler)  # must not raise here
+    space["cb"](_signals._handler)  # must not raise here
     deadline = time.monotonic() + 5
     while not sent and time.monotonic() < deadline:
         time.sleep(0.01)
     assert sent == [(os.getpid(), signal.SIGINT)]
     assert _interrupt._state.count == 0
     with pytest.raises(KeyboardInterrupt):  # outside a callback, while solving: raised at once
-        _interrupt._handler(signal.SIGINT, sys._getframe())
+        _signals._handler(signal.SIGINT, sys._getframe())
 
 
 @pytest.mark.parametrize("where", ["read_table", "default_variables"])
 def test_ctrl_c_while_reading_writes_a_release(tmp_path, monkeypatch, where):
-    from pysdcmicro import _validation, cli
+    from pysdcmicro import _validation
+    from pysdcmicro.cli import _files
 
-    _sigint_inside(monkeypatch, cli if where == "read_table" else _validation, where)
+    _sigint_inside(monkeypatch, _files if where == "read_table" else _validation, where)
     code, out, rep = _run(tmp_path)
     assert code == 0
     _check_written(tmp_path, out, rep, "before the method started")
 
 
 def test_ctrl_c_while_writing_finishes_the_write(tmp_path, monkeypatch):
-    from pysdcmicro import cli
+    from pysdcmicro.cli import _files
 
-    _sigint_inside(monkeypatch, cli, "_write_table")
+    _sigint_inside(monkeypatch, _files, "write_table")
     code, out, rep = _run(tmp_path)
     assert code == 0 and out.exists() and rep.exists()
     import json
@@ -197,9 +199,9 @@ def test_ctrl_c_while_writing_finishes_the_write(tmp_path, monkeypatch):
 
 
 def test_second_ctrl_c_aborts_and_writes_nothing(tmp_path, monkeypatch, capsys):
-    from pysdcmicro import cli
+    from pysdcmicro.cli import _files
 
-    _sigint_inside(monkeypatch, cli, "_write_table", times=2)
+    _sigint_inside(monkeypatch, _files, "write_table", times=2)
     code, out, rep = _run(tmp_path)
     assert code == 130 and not out.exists() and not rep.exists()
     assert "no output file was written or changed" in capsys.readouterr().err
@@ -207,9 +209,10 @@ def test_second_ctrl_c_aborts_and_writes_nothing(tmp_path, monkeypatch, capsys):
 
 
 def test_ctrl_c_in_read_then_again_in_the_fallback_aborts(tmp_path, monkeypatch):
-    from pysdcmicro import _pipeline, cli
+    from pysdcmicro import _pipeline
+    from pysdcmicro.cli import _files
 
-    _sigint_inside(monkeypatch, cli, "read_table")
+    _sigint_inside(monkeypatch, _files, "read_table")
     _sigint_inside(monkeypatch, _pipeline, "principal_axis_runs_by_stratum")
     code, out, rep = _run(tmp_path)
     assert code == 130 and not out.exists()
@@ -282,3 +285,70 @@ def test_second_ctrl_c_during_the_measures_aborts(tmp_path, monkeypatch):
     monkeypatch.setattr(_report, "_measures", measures)
     code, out, rep = _run(tmp_path)
     assert code == 130 and not out.exists() and not rep.exists()
+
+
+# -- SIGTERM and SIGHUP mean what a Ctrl-C means ------------------------------------------
+
+def _signal_inside(monkeypatch, module, name, signum, times=1):
+    real = getattr(module, name)
+
+    def wrapped(*args, **kwargs):
+        for _ in range(times):
+            os.kill(os.getpid(), signum)
+        return real(*args, **kwargs)
+
+    monkeypatch.setattr(module, name, wrapped)
+
+
+@pytest.mark.parametrize("signum", [signal.SIGTERM, signal.SIGHUP])
+def test_sigterm_or_sighup_while_writing_finishes_the_write(tmp_path, monkeypatch, signum):
+    import json
+
+    from pysdcmicro.cli import _files
+
+    _signal_inside(monkeypatch, _files, "write_table", signum)
+    code, out, rep = _run(tmp_path)
+    assert code == 0 and out.exists() and rep.exists()
+    assert json.loads(rep.read_text())["status"] == "done"
+    assert [p.name for p in tmp_path.iterdir() if p.name.startswith(".pysdcmicro-")] == []
+    assert signal.getsignal(signum) is signal.SIG_DFL  # given back after the command
+
+
+@pytest.mark.parametrize("signum", [signal.SIGTERM, signal.SIGHUP])
+def test_sigterm_or_sighup_while_reading_writes_a_release(tmp_path, monkeypatch, signum):
+    from pysdcmicro.cli import _files
+
+    _signal_inside(monkeypatch, _files, "read_table", signum)
+    code, out, rep = _run(tmp_path)
+    assert code == 0
+    _check_written(tmp_path, out, rep, "before the method started")
+
+
+def test_a_second_sigterm_aborts_and_writes_nothing(tmp_path, monkeypatch, capsys):
+    from pysdcmicro.cli import _files
+
+    _signal_inside(monkeypatch, _files, "write_table", signal.SIGTERM, times=2)
+    code, out, rep = _run(tmp_path)
+    assert code == 130 and not out.exists() and not rep.exists()
+    assert "no output file was written or changed" in capsys.readouterr().err
+    assert [p.name for p in tmp_path.iterdir() if p.name.startswith(".pysdcmicro-")] == []
+
+
+def test_sighup_in_the_report_command_leaves_no_temporary_file(tmp_path, monkeypatch, capsys):
+    """Outside a microaggregation run (here ``report``), SIGTERM and SIGHUP stop the command
+    as Ctrl-C does: one line, exit status 130, the temporary files removed."""
+    from pysdcmicro import cli
+    from pysdcmicro.cli import _commands
+
+    code, out, _ = _run(tmp_path)
+    assert code == 0
+    capsys.readouterr()
+    old = tmp_path / "r.json"
+    old.write_text("old\n")
+    _signal_inside(monkeypatch, _commands, "_write_json", signal.SIGHUP)
+    code = cli.main(["report", str(tmp_path / "in.csv"), str(out), "--k", "3", "--json", str(old), "-q"])
+    assert code == 130, capsys.readouterr().err
+    assert capsys.readouterr().err.startswith("pysdcmicro: interrupted")
+    assert old.read_text() == "old\n"
+    assert [p.name for p in tmp_path.iterdir() if p.name.startswith(".pysdcmicro-")] == []
+    assert signal.getsignal(signal.SIGHUP) is signal.SIG_DFL

@@ -6,8 +6,9 @@ from a shell. It reads the object with R's ``readRDS`` through the rpy2 bridge, 
 numeric risk and the utility are refreshed by sdcMicro itself and the previous state is
 kept for ``undolast()``), and writes the new object with ``saveRDS``.
 
-The command line (``pysdcmicro/cli.py``) imports this module only when the ``sdcmicro``
-command runs; this module imports the bridge (and so rpy2) only inside :func:`run`.
+The command line's parser (:mod:`pysdcmicro.cli`) adds this subcommand; this module imports
+the bridge (and so rpy2) only inside :func:`run`, and writes OUT.rds through the command
+line's file layer (:mod:`pysdcmicro.cli._files`: a temporary file renamed into place).
 
 ``pysdcmicro sdcmicro --list-methods`` prints one method a line, ``NAME<TAB>SUMMARY``,
 for the R function ``pysdcmicro_methods()``; it needs neither R nor rpy2.
@@ -18,7 +19,6 @@ from __future__ import annotations
 import argparse
 import os
 import sys
-import tempfile
 import time
 
 from pysdcmicro._errors import InvalidInputError, InvalidTypeError, PysdcmicroError
@@ -31,12 +31,13 @@ class RCommandError(PysdcmicroError, RuntimeError):
 
 
 def add_arguments(p: argparse.ArgumentParser) -> None:
-    """The ``sdcmicro`` subcommand's arguments (kept here so cli.py holds one line for them)."""
+    """The ``sdcmicro`` subcommand's arguments (kept here so the CLI's parser holds one line for them)."""
     p.add_argument("input", metavar="IN.rds", nargs="?", help="an sdcMicroObj saved with saveRDS()")
     p.add_argument("output", metavar="OUT.rds", nargs="?",
                    help="where to save the microaggregated sdcMicroObj (may be IN.rds itself)")
     p.add_argument("--k", type=int, default=None, help="minimum group size (sdcMicro's aggr, >= 2)")
-    p.add_argument("--method", default="mdav", help="method name (see `pysdcmicro methods`); default mdav")
+    p.add_argument("--method", default="mdav", help="method name (see `pysdcmicro methods`); default mdav, sdcMicro's "
+                   "own method (the library and `pysdcmicro microaggregate` default to auto)")
     p.add_argument("--variables", help="comma-separated numeric key variables (default: all numVars)")
     p.add_argument("--strata", help="comma-separated columns of the original data: microaggregate within each "
                                     "combination (default: the object's strataVar)")
@@ -78,13 +79,13 @@ def run(args: argparse.Namespace) -> int:
     if not os.path.isdir(out_dir):
         raise InvalidInputError(f"OUT.rds {args.output!r}: folder {out_dir!r} does not exist.")
 
-    from pysdcmicro.cli import _parse_options, _split_list
     from pysdcmicro._methods import get_method
+    from pysdcmicro.cli import _files, _parser
 
     spec = get_method(args.method)  # unknown names fail here, before R starts
-    options = _parse_options(args.option, spec, f"method {args.method!r}")
-    variables = _split_list(args.variables)
-    strata = _split_list(args.strata)
+    options = _parser.parse_options(args.option, spec, f"method {args.method!r}")
+    variables = _parser.split_list(args.variables)
+    strata = _parser.split_list(args.strata)
 
     from . import sdcmicro as bridge
 
@@ -125,19 +126,19 @@ def run(args: argparse.Namespace) -> int:
                                          strata_variables=strata, return_result=True, rng=args.seed,
                                          time_limit=args.time_limit, **options)
     seconds = time.perf_counter() - started
-    # Write beside OUT.rds, then rename: a failure never leaves a half-written OUT.rds.
-    fd, tmp = tempfile.mkstemp(suffix=".rds", prefix=".pysdcmicro-", dir=out_dir)
-    os.close(fd)
-    try:
-        s.ro.r("saveRDS")(new, tmp)
-        os.replace(tmp, args.output)
-    except Exception as exc:
-        raise RCommandError(f"OUT.rds {args.output!r} could not be written: {_r_message(exc)}") from exc
-    finally:
-        if os.path.exists(tmp):
-            os.unlink(tmp)
+    def save(path: str) -> None:
+        try:
+            s.ro.r("saveRDS")(new, path)
+        except Exception as exc:
+            raise RCommandError(f"OUT.rds {args.output!r} could not be written: {_r_message(exc)}") from exc
+
+    # Written beside OUT.rds, then renamed: a failure never leaves a half-written OUT.rds.
+    with _files.Outputs() as out:
+        out.write(args.output, "OUT.rds", save)
+        out.commit()
     if result.status != "done":
-        print(f"pysdcmicro: warning: status {result.status}: {result.message}", file=sys.stderr)
+        print(f"pysdcmicro: warning: status {result.status}" + (f": {result.message}" if result.message else ""),
+              file=sys.stderr)
     if not args.quiet:
         print(f"{result.method}: k={args.k}, {len(result.labels)} records, {len(result.groups)} groups, "
               f"IL={result.information_loss:.6f}, status {result.status}, method {result.seconds:.3f} s, "

@@ -1,11 +1,10 @@
 """Parquet files too large for pandas: read in batches, written batch by batch, checked on disk.
 
-The CLI takes this path with ``--dask`` when both the input and ``--output`` are Parquet
-files (:func:`run_cli`). The only whole-data arrays in this process are the ``n x d`` float
-matrix of the columns microaggregated, its standardized copy and the released values inside
-:func:`pysdcmicro.microaggregate`, and the labels; the other columns are never held whole:
-the output is written row group by row group from the input, each batch's microaggregated
-columns replaced by their released values.
+Array-level I/O only (the command that uses it is :mod:`pysdcmicro.cli._stream`): the
+columns microaggregated are read into one ``n x d`` float matrix (:func:`read_matrix`); the
+other columns are never held whole: the output is written row group by row group from the
+input, each batch's microaggregated columns replaced by their released values
+(:func:`write_release`).
 
 The written file is then checked on its own (:func:`check_written`): its microaggregated
 columns are read back in batches, the records sorted on their values, and every run of
@@ -16,15 +15,11 @@ with plain z-scores and must equal the result's.
 
 from __future__ import annotations
 
-import sys
-import time
-from typing import Any
-
 import numpy as np
 
 from .._errors import InvalidInputError, ReleaseCheckError
 
-__all__ = ["read_matrix", "write_release", "check_written", "run_cli"]
+__all__ = ["numeric_columns", "read_matrix", "write_release", "check_written"]
 
 #: Records per batch read or written (a batch of 10 float columns: 80 MB at most).
 BATCH_ROWS = 1 << 20
@@ -69,13 +64,22 @@ def read_matrix(path: str, columns: list[str]) -> np.ndarray:
         typ = f.schema_arrow.field(c).type
         if not (pa.types.is_integer(typ) or pa.types.is_floating(typ)):
             raise InvalidInputError(f"column {c!r} must be numeric to be microaggregated; its Parquet type is {typ}.")
+    from .._validation import _check_exact_integers
+
+    integer = [pa.types.is_integer(f.schema_arrow.field(c).type) for c in columns]
     n = f.metadata.num_rows
     X = np.empty((n, len(columns)), dtype=np.float64)  # filled in place: no second copy
     at = 0
     for batch in f.iter_batches(batch_size=BATCH_ROWS, columns=columns):
         m = batch.num_rows
         for j in range(len(columns)):
-            X[at:at + m, j] = batch.column(j).to_numpy(zero_copy_only=False)
+            col = batch.column(j)
+            if integer[j]:  # the API's rule: integers beyond 2**53 are refused, not rounded
+                import pandas as pd
+
+                _check_exact_integers(col.fill_null(0).to_numpy(zero_copy_only=False), columns[j],
+                                      pd.RangeIndex(at, at + m))
+            X[at:at + m, j] = col.to_numpy(zero_copy_only=False)
         at += m
     if at != n:  # pragma: no cover  (a broken file)
         raise InvalidInputError(f"input file {path!r} has {at} records in its row groups, {n} in its footer.")
@@ -153,109 +157,3 @@ def check_written(path: str, columns: list[str], X: np.ndarray, k: int, informat
         raise ReleaseCheckError(f"release check failed: the written file's information loss is {il:.9g}, the "
                                 f"result reports {information_loss:.9g}")
     return {"records": n, "equivalence_classes": classes, "smallest_class": smallest, "information_loss": il}
-
-
-class _BlockLines:
-    """Progress on a stream that is not a terminal: a line per block solved or repair window
-    done (at most one a second; always the last one and every new information loss)."""
-
-    def __init__(self, stream=None):
-        self.stream = stream if stream is not None else sys.stderr
-        self.last = -1e9
-
-    def __call__(self, event) -> None:
-        now = time.monotonic()
-        extra = event.extra or {}
-        count = str(extra.get("blocks", extra.get("windows", "")))
-        done, _, total = count.partition("/")
-        if now - self.last >= 1.0 or (total and done == total) or event.information_loss is not None:
-            self.last = now
-            try:
-                print(str(event), file=self.stream, flush=True)
-            except (OSError, ValueError):
-                pass
-
-    def close(self) -> None:
-        pass
-
-
-def streaming_applies(args: Any) -> bool:
-    """The CLI's large-data Parquet path: ``--dask``, Parquet in and out, and none of the
-    options that need the whole table in pandas."""
-    def parquet(p):
-        return p is not None and str(p).lower().endswith((".parquet", ".pq"))
-
-    return bool(args.dask) and parquet(args.input) and parquet(args.output) and not (
-        args.strata or args.weights or args.report or args.html or args.decimals is not None
-        or args.measure != "mean" or (args.variables and ";" in args.variables))
-
-
-def run_cli(args: Any, *, method: str, options: dict, improve: Any, improve_options: Any, blocks: Any) -> int:
-    """``pysdcmicro microaggregate IN.parquet --dask ADDRESS -o OUT.parquet``: read the
-    columns in batches, run the blocks on the cluster, write and check the file. Returns the
-    exit status."""
-    from .. import microaggregate
-    from .._api import _TerminalProgress
-    from .._validation import identifier_reason
-    from ..cli import _Outputs, _split_list
-
-    started = time.monotonic()
-    requested = _split_list(args.variables)
-    if requested is None:
-        candidates = numeric_columns(args.input)
-        X = read_matrix(args.input, candidates)
-        keep = [j for j, c in enumerate(candidates) if not identifier_reason(X[:, j], c)]
-        left = [c for j, c in enumerate(candidates) if j not in keep]
-        if not keep:
-            raise InvalidInputError(f"input file {args.input!r} has no numeric column to microaggregate by default; "
-                                    "name the columns in --variables.")
-        variables = [candidates[j] for j in keep]
-        if left:
-            X = np.ascontiguousarray(X[:, keep])
-            print(f"pysdcmicro: warning: default variables: microaggregating {', '.join(variables)}; left out "
-                  f"{', '.join(left)} (identifier-like or constant); name them in --variables to include them.",
-                  file=sys.stderr)
-    else:
-        variables = requested
-        X = read_matrix(args.input, variables)
-    seconds_read = time.monotonic() - started
-    show = not args.quiet
-    progress = None
-    if show:
-        progress = _TerminalProgress() if sys.stderr.isatty() else _BlockLines()
-    result = microaggregate(
-        X, args.k, method=method, missing=args.missing, improve=improve, improve_options=improve_options,
-        scaling=args.scaling, rng=args.seed, time_limit=args.time_limit, progress=progress, blocks=blocks,
-        n_jobs=args.n_jobs, client=args.dask, **options)
-    if show and isinstance(progress, _BlockLines):
-        progress.close()
-    released = result.data
-    t_write = time.monotonic()
-    with _Outputs() as out:
-        tmp = out.write(args.output, "the masked file (--output)",
-                        lambda p: write_release(args.input, p, variables, released))
-        seconds_write = time.monotonic() - t_write
-        released = result.data = None  # on disk now: free it before the check reads the file back
-        check = check_written(tmp, variables, X, result.k, result.information_loss)
-        out.commit()
-    seconds_check = time.monotonic() - t_write - seconds_write
-    if not args.quiet:
-        blocks_info = result.info.get("blocks", {})
-        memory = result.info.get("memory", {})
-        lines = [
-            f"pysdcmicro: {args.input} -> {args.output}: {X.shape[0]} records, "
-            f"{len(variables)} variables ({', '.join(map(str, variables))}), k={result.k}",
-            f"  method {result.method}, status {result.status}" + (f" ({result.message})" if result.message else ""),
-            f"  groups {result.n_groups}, information loss {result.information_loss:.6f} %",
-            f"  checked on the written file: smallest class {check['smallest_class']} >= k={result.k}"
-            + (f", {check['equivalence_classes']} classes" if check["equivalence_classes"] is not None else "")
-            + f", information loss recomputed {check['information_loss']:.6f} %",
-            f"  blocks {blocks_info.get('count', 1)} on {blocks_info.get('executor', '?')} "
-            f"({blocks_info.get('workers', '?')} workers); seconds: read {seconds_read:.1f}, "
-            f"microaggregate {result.seconds:.1f}, write {seconds_write:.1f}, check {seconds_check:.1f}, "
-            f"total {time.monotonic() - started:.1f}",
-            f"  peak memory: this process {memory.get('main_peak_mib', 0.0):.0f} MiB, largest worker "
-            f"{memory.get('worker_peak_mib', 0.0):.0f} MiB",
-        ]
-        print("\n".join(lines), file=sys.stdout)
-    return 0

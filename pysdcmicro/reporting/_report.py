@@ -87,6 +87,10 @@ class Report:
     measures_note : str or None
         Why the utility and risk measures were left out although the original data were
         given (the command line after a Ctrl-C writes its outputs at once without them).
+    unmasked : list of dict
+        Columns released unmasked that look like quasi-identifiers (numeric, or text that
+        holds numbers), each ``{"column", "reason", "option"}``: k-anonymity was not checked
+        on them. The command line fills it; the headline names them.
     """
 
     variables: list
@@ -114,6 +118,7 @@ class Report:
     original: Any = field(default=None, repr=False)
     released: Any = field(default=None, repr=False)
     measures_note: str | None = None
+    unmasked: list = field(default_factory=list)
 
     # -- machine-readable ------------------------------------------------------
     def to_dict(self) -> dict:
@@ -141,6 +146,8 @@ class Report:
         }
         if self.measures_note:
             out["measures_note"] = self.measures_note
+        if self.unmasked:
+            out["unmasked"] = list(self.unmasked)
         if self.group_sizes is not None:
             out["group_size_counts"] = _counts(self.group_sizes)
         if self.changes is not None:
@@ -171,19 +178,22 @@ class Report:
         """
         items: list[dict] = []
         smallest = int(self.class_sizes.min())
+        checked = ", ".join(repr(_name(v)) for v in self.variables[:12]) + (", ..." if len(self.variables) > 12 else "")
         if self.k_anonymous is None:
             items.append(dict(key="k_anonymous", label="k-anonymous", value="not checked", verdict="info",
                               reading=f"k was not given; every released combination of values is shared by at "
-                                      f"least {smallest} records."))
+                                      f"least {smallest} records (columns checked: {checked})."))
         elif self.k_anonymous:
             items.append(dict(key="k_anonymous", label=f"{self.k}-anonymous", value="yes", verdict="good",
                               reading=f"every released combination of values is shared by at least {self.k} "
-                                      f"records (smallest: {smallest}); checked on {self.checked_on}."))
+                                      f"records (smallest: {smallest}); checked on {self.checked_on}, "
+                                      f"columns {checked}."))
         else:
             below = int(np.sum(self.class_sizes[self.class_sizes < self.k]))
             items.append(dict(key="k_anonymous", label=f"{self.k}-anonymous", value="NO", verdict="bad",
                               reading=f"{below} records are in combinations shared by fewer than {self.k} "
-                                      f"records (smallest: {smallest}): do not release this file."))
+                                      f"records (smallest: {smallest}; columns checked: {checked}): do not release "
+                                      "this file."))
         if self.information_loss is not None and math.isfinite(self.information_loss):
             value = f"{self.information_loss:.2f} %"
             reading = ("share of the variation of the standardized variables removed by the grouping "
@@ -221,6 +231,14 @@ class Report:
             items.append(dict(key="risk", label="disclosure risk", value="not computed",
                               verdict="info", reading=self.measures_note or "the risk measures need the original "
                                                                             "data: report(result, original)."))
+        if self.unmasked:
+            names = ", ".join(f"{u['column']!r} ({u['reason']})" for u in self.unmasked[:12])
+            more = f", and {len(self.unmasked) - 12} more" if len(self.unmasked) > 12 else ""
+            items.append(dict(key="unmasked", label="left unmasked", value=f"{len(self.unmasked)} column(s)",
+                              verdict="bad",
+                              reading=f"released unchanged and not checked for k-anonymity, although they look like "
+                                      f"quasi-identifiers: {names}{more}; name them in --variables to microaggregate "
+                                      "them."))
         return items
 
     def to_json(self, **kwargs: Any) -> str:
