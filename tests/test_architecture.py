@@ -24,25 +24,6 @@ import pysdcmicro  # noqa: E402
 PACKAGE = "pysdcmicro"
 FRONT_ENDS = ("pysdcmicro.cli", "pysdcmicro.bridges")
 
-#: Cycles still being removed on other branches (the command line's file layer). Each entry
-#: is the exact set of modules of one cycle; the list is emptied when those branches merge.
-KNOWN_CYCLES: list[frozenset[str]] = [
-    frozenset({"pysdcmicro.cli", "pysdcmicro.large._parquet"}),
-]
-
-#: Imports of a front end from below it, still being removed on the same branches.
-KNOWN_FRONT_END_IMPORTS: set[tuple[str, str]] = {
-    ("pysdcmicro.large._parquet", "pysdcmicro.cli"),
-}
-
-#: Imports of the layers above the cores from the large-data path, still being removed on the
-#: same branches (the command line's Parquet streaming).
-KNOWN_UPWARD_IMPORTS: set[tuple[str, str]] = {
-    ("pysdcmicro.large._parquet", "pysdcmicro"),
-    ("pysdcmicro.large._parquet", "pysdcmicro._api"),
-}
-
-
 @pytest.fixture(scope="module")
 def graph():
     root = Path(pysdcmicro.__file__).resolve().parent
@@ -114,16 +95,10 @@ def _one_cycle(g, component: list[str]) -> str:
 
 def test_no_import_cycle(graph):
     components = _strongly_connected(graph)
-    new = [c for c in components if frozenset(c) not in KNOWN_CYCLES]
-    assert not new, "import cycles in the package:\n" + "\n".join(
-        f"  {len(c)} modules: {_one_cycle(graph, c)}" for c in new)
+    assert not components, "import cycles in the package:\n" + "\n".join(
+        f"  {len(c)} modules: {_one_cycle(graph, c)}" for c in components)
 
 
-def test_known_cycles_are_still_there(graph):
-    """An allowed cycle that is gone must leave the allow-list, so it cannot come back."""
-    components = {frozenset(c) for c in _strongly_connected(graph)}
-    gone = [sorted(c) for c in KNOWN_CYCLES if c not in components]
-    assert not gone, f"these cycles are gone: remove them from KNOWN_CYCLES: {gone}"
 
 
 def _front_end_of(module: str) -> str | None:
@@ -178,14 +153,11 @@ def _front_end_imports(graph) -> set[tuple[str, str]]:
 
 
 def test_front_ends_are_on_top(graph):
-    bad = _front_end_imports(graph) - KNOWN_FRONT_END_IMPORTS
+    bad = _front_end_imports(graph)
     assert not bad, "modules below the front ends import them:\n" + "\n".join(
         f"  {a} imports {b}" for a, b in sorted(bad))
 
 
-def test_known_front_end_imports_are_still_there(graph):
-    gone = KNOWN_FRONT_END_IMPORTS - _front_end_imports(graph)
-    assert not gone, f"these imports are gone: remove them from KNOWN_FRONT_END_IMPORTS: {sorted(gone)}"
 
 
 def test_registry_is_a_leaf(graph):
@@ -204,7 +176,7 @@ def test_cores_and_large_path_never_import_the_layers_above(graph, package):
     large path runs blocks through pysdcmicro._solve), never the pipeline, the facade or the
     method functions. Only ``pysdcmicro.large``'s own ``__init__`` names its public front
     (built in pysdcmicro._methods) lazily."""
-    bad = sorted(_upward_imports(graph, package) - KNOWN_UPWARD_IMPORTS)
+    bad = sorted(_upward_imports(graph, package))
     assert not bad, "\n".join(f"{a} imports {b}" for a, b in bad)
 
 
@@ -219,9 +191,6 @@ def _upward_imports(graph, package: str) -> set[tuple[str, str]]:
     return found
 
 
-def test_known_upward_imports_are_still_there(graph):
-    gone = KNOWN_UPWARD_IMPORTS - _upward_imports(graph, "pysdcmicro.large")
-    assert not gone, f"these imports are gone: remove them from KNOWN_UPWARD_IMPORTS: {sorted(gone)}"
 
 
 def test_cycle_check_can_fail():

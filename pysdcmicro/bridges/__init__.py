@@ -6,8 +6,9 @@ when one of its functions is first called.
 
 * :mod:`pysdcmicro.bridges.sdcmicro`: pysdcmicro methods on R sdcMicro objects through
   rpy2 (``pip install "pysdcmicro[r]"``, plus R and the CRAN package sdcMicro).
-* ``pysdcmicro.bridges._command``: the command ``pysdcmicro sdcmicro IN.rds OUT.rds`` (the
-  same on a saved sdcMicroObj), back end of the R package in the repository's ``bridges/R/pysdcmicro``.
+
+The command ``pysdcmicro sdcmicro IN.rds OUT.rds`` (the same on a saved sdcMicroObj) belongs
+to the command line (``pysdcmicro.cli._sdcmicro``), which imports this bridge.
 """
 
 __all__ = ["sdcmicro"]

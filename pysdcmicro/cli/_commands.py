@@ -65,6 +65,11 @@ def cmd_microaggregate(args: argparse.Namespace) -> int:
                               {"--output": args.output, "--report": args.report, "--html": args.html})
     spec = get_method(args.method)
     options = _parser.parse_options(args.option, spec, f"method {spec.name!r}")
+    if "n_jobs" in options:  # the method's workers and the blocks' are one setting: --n-jobs
+        if args.n_jobs is not None and args.n_jobs != options["n_jobs"]:
+            raise InvalidInputError(f"--n-jobs {args.n_jobs} and --option n_jobs={options['n_jobs']} disagree; "
+                                    "give the number of workers once, as --n-jobs.")
+        args.n_jobs = options.pop("n_jobs")
     improve = None
     improve_options = None
     if args.improve:

@@ -4,57 +4,14 @@ from __future__ import annotations
 
 import argparse
 import sys
-from typing import Any, NoReturn, Sequence
+from typing import Any, NoReturn
 
 from .. import __version__
 from .._csvio import CsvFormat
 from .._errors import InvalidInputError
+from ._args import parse_blocks, parse_options, parse_variable_groups, split_list
 
 __all__ = ["build_parser", "csv_format", "parse_blocks", "parse_options", "parse_variable_groups", "split_list"]
-
-
-def parse_variable_groups(text: str | None) -> Any:
-    """``"a,b;c,d"`` -> ``[["a", "b"], ["c", "d"]]`` (groups of variables); ``"a,b"`` -> ``["a", "b"]``."""
-    if text is None or ";" not in text:
-        return split_list(text)
-    groups = [split_list(part) for part in text.split(";")]
-    return groups
-
-
-def parse_blocks(text: str) -> Any:
-    t = text.strip().lower()
-    if t == "auto":
-        return "auto"
-    if t in ("none", "off", "0"):
-        return None
-    try:
-        return int(t)
-    except ValueError:
-        raise InvalidInputError(f"--blocks must be auto, none or a block size (integer); got {text!r}.") from None
-
-
-def split_list(text: str | None) -> list[str] | None:
-    if text is None:
-        return None
-    items = [item.strip() for item in text.split(",")]
-    if not all(items):
-        raise InvalidInputError(f"a column list must be names separated by commas; got {text!r}.")
-    return items
-
-
-def parse_options(pairs: Sequence[str], spec, owner: str) -> dict:
-    options: dict[str, Any] = {}
-    for pair in pairs or []:
-        if "=" not in pair:
-            raise InvalidInputError(f"an option must be written NAME=VALUE; got {pair!r}.")
-        name, value = pair.split("=", 1)
-        name = name.strip().replace("-", "_")
-        if spec is None:
-            options[name] = value
-            continue
-        spec.check_options({name: None})
-        options[name] = spec.options[name].coerce(value, owner)
-    return options
 
 
 def _add_format_arguments(parser: argparse.ArgumentParser) -> None:
@@ -122,8 +79,9 @@ def _add_microaggregate(sub: Any) -> None:
     m.add_argument("--missing", default="keep", choices=["keep", "error"],
                    help="missing cells in the chosen columns: keep them missing in the output (default; k-anonymity "
                         "with a missing cell matching any value, as sdcMicro) or refuse them")
-    m.add_argument("--measure", default="mean", choices=["mean", "median", "trim"],
-                   help="released value of a group: mean (default), median or trimmed mean (see --trim)")
+    m.add_argument("--measure", default="mean", choices=["mean", "median", "trim", "onestep"],
+                   help="released value of a group: mean (default), median, trimmed mean (see --trim) or "
+                   "sdcMicro's one-step robust mean")
     m.add_argument("--trim", type=float, default=0.0, metavar="P",
                    help="with --measure trim: proportion dropped at each end of each group (0 to 0.5)")
     m.add_argument("--weights", metavar="COLUMN", default=None,
@@ -156,7 +114,8 @@ def _add_microaggregate(sub: Any) -> None:
     m.add_argument("--blocks", default="auto", metavar="auto|none|SIZE",
                    help="large-data path: blocks of near records solved in parallel, borders repaired; "
                         "'auto' (default) above 50000 records, 'none' never, or a block size")
-    m.add_argument("--n-jobs", type=int, default=None, help="worker processes for the blocks (default: all cores)")
+    m.add_argument("--n-jobs", type=int, default=None, help="worker processes or threads: the blocks', and those of auto, decomposition and "
+                   "column-generation (default: the method's own; -1: every core)")
     m.add_argument("--dask", metavar="ADDRESS", default=None,
                    help="run the blocks on the Dask scheduler at ADDRESS (needs pysdcmicro[dask])")
     _add_format_arguments(m)
@@ -204,9 +163,9 @@ def _add_demo(sub: Any) -> None:
 
 
 def _add_sdcmicro(parser: argparse.ArgumentParser, sub: Any) -> None:
-    # `pysdcmicro sdcmicro IN.rds OUT.rds`: the R package's back end (bridges/_command.py; it
-    # loads rpy2 only when the command runs).
-    from ..bridges import _command as _sdcmicro_command
+    # `pysdcmicro sdcmicro IN.rds OUT.rds` (cli/_sdcmicro.py; it loads rpy2 only when the
+    # command runs).
+    from . import _sdcmicro as _sdcmicro_command
     _sdcmicro_command.add_arguments(sub.add_parser(
         "sdcmicro", help="microaggregate an sdcMicroObj saved as .rds (needs R, rpy2 and sdcMicro)",
         description="Run a pysdcmicro method on an sdcMicroObj saved with saveRDS(), as "

@@ -9,6 +9,7 @@ kept for ``undolast()``), and writes the new object with ``saveRDS``.
 The command line's parser (:mod:`pysdcmicro.cli`) adds this subcommand; this module imports
 the bridge (and so rpy2) only inside :func:`run`, and writes OUT.rds through the command
 line's file layer (:mod:`pysdcmicro.cli._files`: a temporary file renamed into place).
+It is part of the command line, which sits above the bridge.
 
 ``pysdcmicro sdcmicro --list-methods`` prints one method a line, ``NAME<TAB>SUMMARY``,
 for the R function ``pysdcmicro_methods()``; it needs neither R nor rpy2.
@@ -21,7 +22,7 @@ import os
 import sys
 import time
 
-from pysdcmicro._errors import InvalidInputError, InvalidTypeError, PysdcmicroError
+from .._errors import InvalidInputError, InvalidTypeError, PysdcmicroError
 
 __all__ = ["add_arguments", "run", "RCommandError"]
 
@@ -53,7 +54,7 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
 
 
 def _list_methods() -> int:
-    from pysdcmicro._methods import all_methods
+    from .._methods import all_methods
 
     for name, spec in all_methods().items():
         print(f"{name}\t{' '.join(str(spec.summary).split())}")
@@ -79,15 +80,15 @@ def run(args: argparse.Namespace) -> int:
     if not os.path.isdir(out_dir):
         raise InvalidInputError(f"OUT.rds {args.output!r}: folder {out_dir!r} does not exist.")
 
-    from pysdcmicro._methods import get_method
-    from pysdcmicro.cli import _files, _parser
+    from .._methods import get_method
+    from . import _args, _files
 
     spec = get_method(args.method)  # unknown names fail here, before R starts
-    options = _parser.parse_options(args.option, spec, f"method {args.method!r}")
-    variables = _parser.split_list(args.variables)
-    strata = _parser.split_list(args.strata)
+    options = _args.parse_options(args.option, spec, f"method {args.method!r}")
+    variables = _args.split_list(args.variables)
+    strata = _args.split_list(args.strata)
 
-    from . import sdcmicro as bridge
+    from ..bridges import sdcmicro as bridge
 
     s = bridge._session(sdcmicro=False)
     # In R: errors caught there (rpy2 would echo them on stderr), the object kept in an R
