@@ -129,20 +129,22 @@ def tour_to_assignment(P: Partition, k: int, max_size: int | None = None,
 # ---------------------------------------------------------------------------
 # SimpleHeuristic: pool of 1-opt and 2-opt moves
 # ---------------------------------------------------------------------------
-def neighbour_groups(P: Partition, L: int | None = NEIGHBOURS) -> np.ndarray:
-    """Each group's ``L`` nearest other groups by centroid (k-d tree), shape (g, L), -1
-    padded; every other group when ``L`` is None or at least g - 1."""
+def neighbour_groups(P: Partition, L: int | None = NEIGHBOURS, knn: np.ndarray | None = None) -> np.ndarray:
+    """Each group's ``L`` nearest other groups by centroid, shape (g, L), -1 padded; every
+    other group when ``L`` is None or at least g - 1.
+
+    The candidates are the groups holding one of the ``knn`` nearest records
+    (:func:`nearest_records`) of the group's members (:func:`._icsm_numba.near_groups`): a
+    group whose records are near none of A's records exchanges nothing useful with A, and
+    the lists cost O(n m d) however many groups there are."""
     g = P.g
     if L is None or L >= g - 1:
         full = np.tile(np.arange(g, dtype=np.int64), (g, 1))
         return full[~np.eye(g, dtype=bool)].reshape(g, max(g - 1, 0))
-    _, idx = cKDTree(P.cent).query(P.cent, k=L + 1)
-    idx = np.asarray(idx, dtype=np.int64).reshape(g, L + 1)
-    me = idx == np.arange(g)[:, None]
-    self_pos = np.where(me.any(axis=1), np.argmax(me, axis=1), L)
-    keep = np.ones_like(idx, dtype=bool)
-    keep[np.arange(g), self_pos] = False
-    return idx[keep].reshape(g, L)
+    if knn is None:
+        knn = nearest_records(P.Z)
+    order, starts = P.csr()
+    return _kernels.near_groups(P.Z, P.labels, order, starts, P.cent, knn, int(L))
 
 
 def _keep_best(vals, a, b, kinds, limit):
@@ -154,14 +156,14 @@ def _keep_best(vals, a, b, kinds, limit):
 
 def pool_candidates(P: Partition, k: int, *, pool_size: int = 100, max_size: int | None = None,
                     tol: float | None = None, neighbours: int | None = NEIGHBOURS,
-                    counters: np.ndarray | None = None):
+                    counters: np.ndarray | None = None, knn: np.ndarray | None = None):
     """The ``pool_size`` most improving moves between neighbour groups (see
     :func:`._icsm_numba.pool_moves`): ``(vals, a, b, kinds)``, kind 0 the exchange of records
     ``a`` and ``b``, kind 1 the migration of record ``a`` to group ``b``."""
     max_size = 2 * k - 1 if max_size is None else max_size
     tol = tolerance(P) if tol is None else tol
     counters = np.zeros(1, dtype=np.int64) if counters is None else counters
-    nb = neighbour_groups(P, neighbours)
+    nb = neighbour_groups(P, neighbours, knn)
     order, starts = P.csr()
     return _kernels.pool_moves(P.Z, P.labels, P.sizes, P.cent, P.own, order, starts, nb, int(k),
                                int(max_size), float(tol), int(pool_size), counters)
@@ -169,7 +171,7 @@ def pool_candidates(P: Partition, k: int, *, pool_size: int = 100, max_size: int
 
 def simple_heuristic(P: Partition, k: int, *, pool_size: int = 100, max_size: int | None = None,
                      tol: float | None = None, neighbours: int | None = NEIGHBOURS,
-                     counters: np.ndarray | None = None) -> tuple[int, float]:
+                     counters: np.ndarray | None = None, knn: np.ndarray | None = None) -> tuple[int, float]:
     """One round of Algorithm 3 on ``P`` in place; returns (moves applied, SSE change).
 
     The moves considered are the exchanges and migrations between each group and its
@@ -178,7 +180,7 @@ def simple_heuristic(P: Partition, k: int, *, pool_size: int = 100, max_size: in
     O(n L k d) instead of O(n^2 d). ``counters[0]`` (when given) counts the moves evaluated.
     """
     vals, a, b, kinds = pool_candidates(P, k, pool_size=pool_size, max_size=max_size, tol=tol,
-                                        neighbours=neighbours, counters=counters)
+                                        neighbours=neighbours, counters=counters, knn=knn)
     vals, a, b, kinds = _keep_best(vals, a, b, kinds, pool_size)
     if vals.size == 0:
         return 0, 0.0
@@ -262,7 +264,8 @@ def _walk_back(P: Partition, r: int, ve: int, pred_rec: np.ndarray, pred_grp: np
 
 
 def _best_cycle(P: Partition, s: int, k: int, max_size: int, depth: int | None = None, stop=None,
-                neighbours: int | None = NEIGHBOURS, counters: np.ndarray | None = None):
+                neighbours: int | None = NEIGHBOURS, counters: np.ndarray | None = None,
+                knn: np.ndarray | None = None):
     """Most negative valid cycle through group ``s`` in the DAG H' of eq. 8, with the edges
     into a group's nodes coming from its ``neighbours`` nearest groups by centroid (and from
     the records of ``s``); a group node still reaches every later record (R3). All groups
@@ -279,7 +282,7 @@ def _best_cycle(P: Partition, s: int, k: int, max_size: int, depth: int | None =
     ranked = np.concatenate([[s], ranked[ranked != s]]).astype(np.int64)
     if depth is not None:
         ranked = ranked[:depth + 1]
-    nb = neighbour_groups(P, neighbours)
+    nb = neighbour_groups(P, neighbours, knn)
     order, starts = P.csr()
     counters = np.zeros(1, dtype=np.int64) if counters is None else counters
     cost, r, ve, pred_rec, pred_grp = _kernels.best_cycle(P.Z, P.sizes, P.cent, P.own, order, starts, nb, ranked,
@@ -406,7 +409,8 @@ def _best_cycle_dense(P: Partition, s: int, k: int, max_size: int, depth: int | 
 
 def complex_heuristic(P: Partition, k: int, *, max_size: int | None = None, tol: float | None = None,
                       cycle_groups: int = 1, cycle_depth: int | None = None, stop=None,
-                      neighbours: int | None = NEIGHBOURS, counters: np.ndarray | None = None) -> tuple[int, float]:
+                      neighbours: int | None = NEIGHBOURS, counters: np.ndarray | None = None,
+                      knn: np.ndarray | None = None) -> tuple[int, float]:
     """Algorithm 4 on ``P`` in place: the most negative valid cycle through the group of
     lowest Score (or, with ``cycle_groups`` > 1, through the first group of that many in
     increasing Score that has one), in the DAG of :func:`_best_cycle` (record edges between
@@ -417,7 +421,7 @@ def complex_heuristic(P: Partition, k: int, *, max_size: int | None = None, tol:
         return 0, 0.0
     scores = group_scores(P)
     for s in np.argsort(scores, kind="stable")[:cycle_groups]:
-        found = _best_cycle(P, int(s), k, max_size, cycle_depth, stop, neighbours, counters)
+        found = _best_cycle(P, int(s), k, max_size, cycle_depth, stop, neighbours, counters, knn)
         if found is None or found[0] >= -tol:
             continue
         cost, records, groups = found
@@ -456,7 +460,7 @@ def icsm_search(Z: np.ndarray, labels: np.ndarray, k: int, *, pool_size: int = 1
     evals = np.zeros(1, dtype=np.int64)
     edges = np.zeros(1, dtype=np.int64)
     tally = {"tours": 0, "pools": 0, "cycles": 0}
-    knn = nearest_records(Z) if use_tour and P.g > 1 else None
+    knn = nearest_records(Z) if P.g > 1 else None
 
     def stop() -> str | None:
         if max_iterations is not None and rounds >= max_iterations:
@@ -492,7 +496,7 @@ def icsm_search(Z: np.ndarray, labels: np.ndarray, k: int, *, pool_size: int = 1
                         return finish("limit")
             tally["pools"] += 1
             applied, _ = simple_heuristic(P, k, pool_size=pool_size, tol=tol, neighbours=neighbours,
-                                          counters=evals)
+                                          counters=evals, knn=knn)
             if applied:
                 current = P.sse()
             if current < before - tol:
@@ -506,7 +510,7 @@ def icsm_search(Z: np.ndarray, labels: np.ndarray, k: int, *, pool_size: int = 1
         tally["cycles"] += 1
         moved, _ = complex_heuristic(P, k, tol=tol, cycle_groups=cycle_groups, cycle_depth=cycle_depth,
                                      stop=ctx.expired if ctx is not None else None, neighbours=neighbours,
-                                     counters=edges)
+                                     counters=edges, knn=knn)
         if not moved:  # none found, or the search was stopped by the deadline
             return finish("limit" if (ctx is not None and ctx.expired()) else "done")
         current = P.sse()

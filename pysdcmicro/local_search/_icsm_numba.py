@@ -339,3 +339,40 @@ def best_cycle(Z, sizes, cent, own, order, starts, nb, ranked, s, k, max_size, c
                 end = n + parg[r]
     counters[0] += edges
     return best, row, end, pred_rec, pred_grp
+
+
+@njit(cache=True, nogil=True)
+def near_groups(Z, labels, order, starts, cent, knn, L):
+    """Each group's ``L`` nearest groups by centroid among the groups that hold one of the
+    ``knn`` nearest records of its members (nearest first, ties to the lower group; -1 pads
+    when there are fewer). Time O(g s m d) for groups of s records and m = ``knn.shape[1]``."""
+    d = Z.shape[1]
+    g = starts.size - 1
+    M = knn.shape[1]
+    nb = np.full((g, L), -1, dtype=np.int64)
+    mark = np.full(g, -1, dtype=np.int64)
+    D = np.empty(L)
+    for a in range(g):
+        mark[a] = a
+        for l in range(L):
+            D[l] = np.inf
+        for u in range(starts[a], starts[a + 1]):
+            x = order[u]
+            for t in range(M):
+                y = knn[x, t]
+                if y < 0:
+                    continue
+                b = labels[y]
+                if mark[b] == a:
+                    continue
+                mark[b] = a
+                s = _d2(cent, a, cent, b, d)
+                if s < D[L - 1] or (s == D[L - 1] and (nb[a, L - 1] < 0 or b < nb[a, L - 1])):
+                    p = L - 1
+                    while p > 0 and (D[p - 1] > s or (D[p - 1] == s and nb[a, p - 1] > b)):
+                        D[p] = D[p - 1]
+                        nb[a, p] = nb[a, p - 1]
+                        p -= 1
+                    D[p] = s
+                    nb[a, p] = b
+    return nb

@@ -82,9 +82,9 @@ class Partition:
         self._factors = None
 
     def csr(self) -> tuple[np.ndarray, np.ndarray]:
-        """``(order, starts)``: group ``h`` holds ``order[starts[h]:starts[h + 1]]``, in the
-        order of ``members[h]``."""
-        order = np.fromiter((i for m in self.members for i in m), dtype=np.int64, count=self.n)
+        """``(order, starts)``: group ``h`` holds ``order[starts[h]:starts[h + 1]]``, by
+        increasing record index."""
+        order = np.argsort(self.labels, kind="stable").astype(np.int64, copy=False)
         starts = np.zeros(self.g + 1, dtype=np.int64)
         np.cumsum(self.sizes, out=starts[1:])
         return order, starts
