@@ -134,9 +134,11 @@ def neighbour_groups(P: Partition, L: int | None = NEIGHBOURS, knn: np.ndarray |
     other group when ``L`` is None or at least g - 1.
 
     The candidates are the groups holding one of the ``knn`` nearest records
-    (:func:`nearest_records`) of the group's members (:func:`._icsm_numba.near_groups`): a
-    group whose records are near none of A's records exchanges nothing useful with A, and
-    the lists cost O(n m d) however many groups there are."""
+    (:func:`nearest_records`) of the group's members (:func:`._icsm_numba.near_groups`), and
+    then the neighbours of those (:func:`._icsm_numba.refine_groups`): the second hop finds
+    the groups with near centroids but no record among the nearest ones, such as the
+    targets of an outlier's migration. The lists cost O(n m d + g L^2 d) however many groups
+    there are."""
     g = P.g
     if L is None or L >= g - 1:
         full = np.tile(np.arange(g, dtype=np.int64), (g, 1))
@@ -144,7 +146,8 @@ def neighbour_groups(P: Partition, L: int | None = NEIGHBOURS, knn: np.ndarray |
     if knn is None:
         knn = nearest_records(P.Z)
     order, starts = P.csr()
-    return _kernels.near_groups(P.Z, P.labels, order, starts, P.cent, knn, int(L))
+    nb = _kernels.near_groups(P.Z, P.labels, order, starts, P.cent, knn, int(L))
+    return _kernels.refine_groups(P.cent, nb)
 
 
 def _keep_best(vals, a, b, kinds, limit):

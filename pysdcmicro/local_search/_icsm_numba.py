@@ -376,3 +376,39 @@ def near_groups(Z, labels, order, starts, cent, knn, L):
                     D[p] = s
                     nb[a, p] = b
     return nb
+
+
+@njit(cache=True, nogil=True)
+def refine_groups(cent, nb):
+    """Each group's ``L`` nearest groups by centroid among its neighbours in ``nb`` and
+    their neighbours (two hops), nearest first, ties to the lower group. Time O(g L^2 d)."""
+    g, L = nb.shape
+    d = cent.shape[1]
+    out = np.full((g, L), -1, dtype=np.int64)
+    mark = np.full(g, -1, dtype=np.int64)
+    D = np.empty(L)
+    for a in range(g):
+        mark[a] = a
+        for l in range(L):
+            D[l] = np.inf
+        for l1 in range(L + 1):
+            for l2 in range(L + 1):
+                if l1 == L:
+                    break
+                c = nb[a, l1]
+                if c < 0:
+                    break
+                b = c if l2 == L else nb[c, l2]
+                if b < 0 or mark[b] == a:
+                    continue
+                mark[b] = a
+                s = _d2(cent, a, cent, b, d)
+                if s < D[L - 1] or (s == D[L - 1] and (out[a, L - 1] < 0 or b < out[a, L - 1])):
+                    p = L - 1
+                    while p > 0 and (D[p - 1] > s or (D[p - 1] == s and out[a, p - 1] > b)):
+                        D[p] = D[p - 1]
+                        out[a, p] = out[a, p - 1]
+                        p -= 1
+                    D[p] = s
+                    out[a, p] = b
+    return out
