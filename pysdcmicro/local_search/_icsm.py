@@ -90,7 +90,19 @@ def nearest_records(Z: np.ndarray, m: int = TOUR_NEIGHBOURS) -> np.ndarray:
     return out
 
 
-def partition_tour(P: Partition, knn: np.ndarray | None = None) -> np.ndarray:
+def tour_index(Z: np.ndarray, m: int = TOUR_NEIGHBOURS) -> tuple[np.ndarray, ...]:
+    """What :func:`partition_tour` looks records up with: the distinct points of ``Z``
+    (``pt[x]`` is record x's point; point ``p`` holds the records
+    ``porder[pstarts[p]:pstarts[p + 1]]``) and each point's ``m`` nearest other points."""
+    uniq, pt = np.unique(Z, axis=0, return_inverse=True)
+    pt = pt.reshape(-1).astype(np.int64)
+    porder = np.argsort(pt, kind="stable").astype(np.int64)
+    pstarts = np.zeros(uniq.shape[0] + 1, dtype=np.int64)
+    np.cumsum(np.bincount(pt, minlength=uniq.shape[0]), out=pstarts[1:])
+    return pt, pstarts, porder, nearest_records(uniq, m)
+
+
+def partition_tour(P: Partition, index: tuple | None = None, counters: np.ndarray | None = None) -> np.ndarray:
     """A tour through all records that keeps every group contiguous (section 4.2).
 
     Starts with the group of the record farthest from the overall centroid, entered at
@@ -99,27 +111,30 @@ def partition_tour(P: Partition, knn: np.ndarray | None = None) -> np.ndarray:
     records follow their distance from the entry record (nearest first), so the last ones
     are those a neighbouring run may take over.
 
-    The nearest unvisited record is looked up among the last record's ``knn`` neighbours
-    (:func:`nearest_records`, computed here when not given) and only when all of them are
-    visited among all unvisited records: time O(n m + f n d) for f such misses, memory
-    O(n m). Compiled (:func:`._icsm_numba.npn_tour`).
+    The nearest unvisited record is looked up through :func:`tour_index` (computed here when
+    not given): an unvisited duplicate of the last record, else the nearest of its point's
+    ``m`` nearest points with an unvisited record, and only when all of those are exhausted
+    a scan of the points left: time O(n m + f u d) for f such misses among u distinct
+    points, memory O(n m). Compiled (:func:`._icsm_numba.npn_tour`); ``counters[0]`` (when
+    given) counts the points scanned by the misses.
     """
     Z = P.Z
-    if knn is None:
-        knn = nearest_records(Z)
+    if index is None:
+        index = tour_index(Z)
+    pt, pstarts, porder, knn = index
     diff = Z - Z.mean(axis=0)
     entry = int(np.argmax(np.einsum("ij,ij->i", diff, diff)))
     order, starts = P.csr()
-    counters = np.zeros(1, dtype=np.int64)
-    return _kernels.npn_tour(Z, P.labels, order, starts, knn, entry, counters)
+    counters = np.zeros(1, dtype=np.int64) if counters is None else counters
+    return _kernels.npn_tour(Z, P.labels, order, starts, pt, pstarts, porder, knn, entry, counters)
 
 
 def tour_to_assignment(P: Partition, k: int, max_size: int | None = None,
-                       knn: np.ndarray | None = None) -> tuple[np.ndarray, float]:
+                       index: tuple | None = None, counters: np.ndarray | None = None) -> tuple[np.ndarray, float]:
     """Tour2Assignment (Algorithm 5): optimal runs of k..2k-1 records along the circular
     tour of :func:`partition_tour`. Never worse than ``P`` (whose groups are runs of that
     tour) when P's groups have at most 2k-1 records; splitting larger groups never hurts."""
-    order = partition_tour(P, knn)
+    order = partition_tour(P, index, counters)
     seq_labels, cost = circular_runs(P.Z[order], k, max_size)
     labels = np.empty(P.n, dtype=np.int64)
     labels[order] = seq_labels
@@ -453,7 +468,7 @@ def icsm_search(Z: np.ndarray, labels: np.ndarray, k: int, *, pool_size: int = 1
     than k. Every round lowers the SSE by more than :func:`tolerance`, and each costs
     O(n L k d) (pool, cycle) plus the tour's O(n m + f n d) (see :func:`partition_tour`). ``work`` (when given)
     receives the counts ``evaluations`` (moves evaluated by SimpleHeuristic),
-    ``tour_scans`` (records scanned outside the nearest-record lists by the tours),
+    ``tour_scans`` (points scanned outside the nearest-point lists by the tours),
     ``cycle_edges`` (edges relaxed by ComplexHeuristic), ``tours``, ``pools`` and ``cycles``
     (searches run)."""
     P = Partition(Z, labels)
@@ -462,8 +477,10 @@ def icsm_search(Z: np.ndarray, labels: np.ndarray, k: int, *, pool_size: int = 1
     current = P.sse()
     evals = np.zeros(1, dtype=np.int64)
     edges = np.zeros(1, dtype=np.int64)
+    scans = np.zeros(1, dtype=np.int64)
     tally = {"tours": 0, "pools": 0, "cycles": 0}
     knn = nearest_records(Z) if P.g > 1 else None
+    index = tour_index(Z) if use_tour and P.g > 1 else None
 
     def stop() -> str | None:
         if max_iterations is not None and rounds >= max_iterations:
@@ -479,7 +496,8 @@ def icsm_search(Z: np.ndarray, labels: np.ndarray, k: int, *, pool_size: int = 1
 
     def finish(why: str):
         if work is not None:
-            work.update(tally, evaluations=int(evals[0]), cycle_edges=int(edges[0]), rounds=rounds)
+            work.update(tally, evaluations=int(evals[0]), cycle_edges=int(edges[0]),
+                        tour_scans=int(scans[0]), rounds=rounds)
         return P, rounds, why
 
     while True:
@@ -490,7 +508,7 @@ def icsm_search(Z: np.ndarray, labels: np.ndarray, k: int, *, pool_size: int = 1
             before = current
             if use_tour and P.g > 1:
                 tally["tours"] += 1
-                new_labels, cost = tour_to_assignment(P, k, knn=knn)
+                new_labels, cost = tour_to_assignment(P, k, index=index, counters=scans)
                 if cost < current - tol:
                     P = Partition(Z, new_labels)
                     current = P.sse()

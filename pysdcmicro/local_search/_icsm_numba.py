@@ -158,18 +158,31 @@ def pool_moves(Z, labels, sizes, cent, own, order, starts, nb, k, max_size, tol,
 
 
 @njit(cache=True, nogil=True)
-def npn_tour(Z, labels, order, starts, knn, entry, counters):
+def npn_tour(Z, labels, order, starts, pt, pstarts, porder, knn, entry, counters):
     """A tour through all records that keeps every group contiguous: enter the group of
     ``entry`` at ``entry``, visit its records by distance from the entry (nearest first, ties
     in ``order``), then enter the group of the unvisited record nearest to the last record
-    visited (ties to the lower index), at that record. ``counters[0]`` is increased by the
-    records scanned in the fallback searches."""
+    visited, at that record.
+
+    Records are looked up through their distinct points: record ``x`` lies at point
+    ``pt[x]``, point ``p`` holds the records ``porder[pstarts[p]:pstarts[p + 1]]`` (by index)
+    and ``knn[p]`` lists its nearest other points. The nearest unvisited record is an
+    unvisited duplicate of the last record if one is left (the one of lowest index), else
+    one at the first point of ``knn`` with an unvisited record, else one at the nearest such
+    point of all (a scan over the points still holding unvisited records; ties to the lower
+    point). So duplicates cost O(1) each however many there are. ``counters[0]`` is
+    increased by the points scanned."""
     n, d = Z.shape
     g = starts.size - 1
+    npt = pstarts.size - 1
     visited = np.zeros(n, dtype=np.bool_)
-    unv = np.arange(n)
-    where = np.arange(n)
-    left = n
+    left_at = np.empty(npt, dtype=np.int64)  # unvisited records per point
+    cursor = pstarts[:-1].copy()            # first possibly unvisited record of a point
+    live = np.arange(npt)                    # points with unvisited records (compact)
+    where = np.arange(npt)
+    nlive = npt
+    for p in range(npt):
+        left_at[p] = pstarts[p + 1] - pstarts[p]
     path = np.empty(n, dtype=np.int64)
     width = 1
     for h in range(g):
@@ -198,31 +211,40 @@ def npn_tour(Z, labels, order, starts, knn, entry, counters):
             path[pos] = r
             pos += 1
             visited[r] = True
-            # remove r from the unvisited list
-            w = where[r]
-            last_u = unv[left - 1]
-            unv[w] = last_u
-            where[last_u] = w
-            left -= 1
+            p = pt[r]
+            left_at[p] -= 1
+            if left_at[p] == 0:  # drop point p from the live list
+                w = where[p]
+                last_p = live[nlive - 1]
+                live[w] = last_p
+                where[last_p] = w
+                nlive -= 1
         if step == g - 1:
             break
         last = path[pos - 1]
-        nxt = -1
-        for t in range(M):
-            j = knn[last, t]
-            if j >= 0 and not visited[j]:
-                nxt = j
-                break
-        if nxt < 0:
+        target = -1
+        if left_at[pt[last]] > 0:
+            target = pt[last]
+        else:
+            for t in range(M):
+                j = knn[pt[last], t]
+                if j >= 0 and left_at[j] > 0:
+                    target = j
+                    break
+        if target < 0:
             best = np.inf
-            for t in range(left):
-                j = unv[t]
-                q = _d2(Z, j, Z, last, d)
-                if q < best or (q == best and j < nxt):
+            for t in range(nlive):
+                j = live[t]
+                q = _d2(Z, porder[pstarts[j]], Z, last, d)
+                if q < best or (q == best and j < target):
                     best = q
-                    nxt = j
-            scanned += left
-        entry = nxt
+                    target = j
+            scanned += nlive
+        c = cursor[target]
+        while visited[porder[c]]:
+            c += 1
+        cursor[target] = c
+        entry = porder[c]
     counters[0] += scanned
     return path
 
