@@ -81,6 +81,15 @@ class Partition:
         self.own = np.einsum("ij,ij->i", diff, diff)
         self._factors = None
 
+    def set_labels(self, labels: np.ndarray) -> None:
+        """Take the group ids ``labels`` (in 0..g-1, every group kept non-empty) and
+        recompute members, sizes and statistics."""
+        self.labels[:] = labels
+        self.sizes = np.bincount(self.labels, minlength=self.g).astype(np.int64)
+        order, starts = self.csr()
+        self.members = [order[starts[h]:starts[h + 1]].tolist() for h in range(self.g)]
+        self._refresh_all()
+
     def csr(self) -> tuple[np.ndarray, np.ndarray]:
         """``(order, starts)``: group ``h`` holds ``order[starts[h]:starts[h + 1]]``, by
         increasing record index."""
