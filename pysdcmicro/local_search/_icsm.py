@@ -60,6 +60,13 @@ from ._state import Partition, tolerance
 #: Groups (nearest by centroid) whose exchanges and migrations with a group SimpleHeuristic
 #: evaluates.
 NEIGHBOURS = 16
+def neighbours_for(k: int) -> int:
+    """Neighbour groups per group for minimum group size ``k``: :data:`NEIGHBOURS`, and
+    ``4k - 8`` above k = 6 (larger groups are fewer, and ComplexHeuristic's improving
+    cycles then reach more groups away)."""
+    return max(NEIGHBOURS, 4 * int(k) - 8)
+
+
 #: Nearest records kept per record for the nearest-point-next step of the tour.
 TOUR_NEIGHBOURS = 16
 
@@ -460,7 +467,7 @@ def complex_heuristic(P: Partition, k: int, *, max_size: int | None = None, tol:
 def icsm_search(Z: np.ndarray, labels: np.ndarray, k: int, *, pool_size: int = 100,
                 cycle_groups: int = 1, cycle_depth: int | None = None, max_iterations: int | None = None,
                 ctx: Context | None = None, report: bool = True, use_tour: bool = True,
-                neighbours: int | None = NEIGHBOURS, work: dict | None = None) -> tuple[Partition, int, str]:
+                neighbours: int | str | None = "auto", work: dict | None = None) -> tuple[Partition, int, str]:
     """Algorithm 2 from the partition ``labels`` (instead of MDAV); returns
     ``(partition, rounds, status)``. A round is an inner iteration or an n-opt move that
     lowered the SSE. The partition is never worse than ``labels``; groups keep at most
@@ -470,7 +477,10 @@ def icsm_search(Z: np.ndarray, labels: np.ndarray, k: int, *, pool_size: int = 1
     receives the counts ``evaluations`` (moves evaluated by SimpleHeuristic),
     ``tour_scans`` (points scanned outside the nearest-point lists by the tours),
     ``cycle_edges`` (edges relaxed by ComplexHeuristic), ``tours``, ``pools`` and ``cycles``
-    (searches run)."""
+    (searches run). ``neighbours``: groups per neighbour list (:func:`neighbours_for` with
+    ``"auto"``; all groups with None)."""
+    if isinstance(neighbours, str):
+        neighbours = neighbours_for(k)
     P = Partition(Z, labels)
     tol = tolerance(P)
     rounds = 0
