@@ -29,6 +29,15 @@ records of G_s and the node G_s, closed by an edge back into G_s, are cycles tha
 each group once, so their weight is the exact SSE change of the cyclic shift (n-opt). The
 most negative one is applied.
 
+Cost. The records never move, so each record's nearest records are found once (k-d
+tree); from them every round derives each group's nearest groups by centroid
+(:func:`neighbour_groups`). SimpleHeuristic evaluates the migrations and exchanges between
+neighbour groups, ComplexHeuristic's record edges join neighbour groups (group nodes still
+reach every later record), and the tour finds the nearest unvisited record through the
+nearest-record lists: compiled kernels (:mod:`._icsm_numba`), O(n L k d) per round for L
+neighbour groups, no n x n matrix. With ``neighbours=None`` the moves and cycles are those
+of all pairs of groups (the paper's; used by the tests as the reference).
+
 Restarts (section 5.3): the best partition is perturbed (the groups of up to
 ``perturbation`` records change; we permute the labels of the chosen records, which keeps
 every group size) and the local search is run again; the better partition is kept. The
