@@ -21,14 +21,19 @@ from hypothesis import strategies as st
 
 import pysdcmicro
 from pysdcmicro import InvalidInputError, InvalidTypeError, microaggregate
+from pysdcmicro.constructive._mdav import mdav_labels
 from pysdcmicro.local_search._icsm import (
+    NEIGHBOURS,
     _best_cycle,
+    _best_cycle_dense,
     circular_runs,
     complex_heuristic,
     group_scores,
     icsm_search,
+    neighbour_groups,
     partition_tour,
     perturb,
+    pool_candidates,
     simple_heuristic,
     tour_to_assignment,
 )
@@ -532,3 +537,148 @@ def test_cli_improve_and_icsm(tmp_path):
     report = json.loads(rep.read_text())
     assert report["method"] == "icsm" and report["restarts"] == 5
     assert report["settings"]["options"]["max_restarts"] == 5
+
+
+# ---------------------------------------------------------------------------
+# Neighbour-restricted kernels of ICSM
+# ---------------------------------------------------------------------------
+def _dense_improving_moves(P, k, tol):
+    """Every improving exchange and migration, from the unexpanded formulas of the dense
+    reference rows (swap_rows_direct, migrate_rows): {(a, b, kind): value}."""
+    out = {}
+    D = P.swap_rows_direct(np.arange(P.n))
+    M = P.migrate_rows(np.arange(P.n), k, 2 * k - 1)
+    for i, j in zip(*np.nonzero(D < -tol)):
+        if i < j:
+            out[(int(i), int(j), 0)] = float(D[i, j])
+    for i, h in zip(*np.nonzero(M < -tol)):
+        out[(int(i), int(h), 1)] = float(M[i, h])
+    return out
+
+
+@given(instances(max_n=30))
+def test_pool_kernel_with_all_groups_equals_the_dense_rows(inst):
+    Z, labels, k, rng = inst
+    P = Partition(Z, labels)
+    tol = 1e-9
+    vals, a, b, kinds = pool_candidates(P, k, pool_size=10**6, tol=tol, neighbours=None)
+    got = {(int(x), int(y), int(t)): float(v) for v, x, y, t in zip(vals, a, b, kinds)}
+    want = _dense_improving_moves(P, k, tol)
+    assert got.keys() == want.keys()
+    for key, v in got.items():
+        assert v == pytest.approx(want[key], abs=1e-9)
+
+
+@pytest.mark.parametrize("seed", range(4))
+def test_neighbour_pool_values_equal_recomputation(seed):
+    """Enough groups (g > neighbours) that the lists restrict the moves: every move the
+    kernel returns has the value of the direct formula and of a naive recomputation, and
+    is among the dense reference's improving moves; the pool keeps the best ones."""
+    rng = np.random.default_rng(seed)
+    n, k = 240, 3
+    Z = rng.normal(size=(n, 2))
+    if seed % 2:
+        Z[n // 2:] = Z[: n - n // 2]  # duplicates
+    P = Partition(Z, _random_partition(rng, n, k))
+    assert P.g > NEIGHBOURS + 1
+    nb = neighbour_groups(P)
+    assert nb.shape == (P.g, NEIGHBOURS)
+    for h in range(P.g):
+        row = nb[h][nb[h] >= 0]
+        assert h not in row and len(set(row.tolist())) == row.size
+        dist = ((P.cent[row] - P.cent[h]) ** 2).sum(axis=1)
+        assert np.all(np.diff(dist) >= 0)
+    tol = 1e-9
+    want = _dense_improving_moves(P, k, tol)
+    vals, a, b, kinds = pool_candidates(P, k, pool_size=10**6, tol=tol)
+    assert 0 < vals.size <= len(want)
+    base = naive_sse(Z, P.labels)
+    for v, x, y, t in list(zip(vals, a, b, kinds))[:60]:
+        x, y = int(x), int(y)
+        assert (x, y, int(t)) in want
+        if t == 0:
+            assert v == pytest.approx(P.swap_delta(x, y), abs=1e-9)
+            after = P.labels.copy()
+            after[x], after[y] = P.labels[y], P.labels[x]
+        else:
+            assert v == pytest.approx(P.migrate_delta(x, y), abs=1e-9)
+            after = _moved(P.labels, x, y)
+        assert v == pytest.approx(naive_sse(Z, after) - base, abs=1e-9)
+    top, _, _, _ = pool_candidates(P, k, pool_size=10, tol=tol)
+    np.testing.assert_allclose(np.sort(top), np.sort(vals)[:10])
+
+
+@given(instances(max_n=24))
+def test_cycle_kernel_with_all_groups_equals_the_dense_search(inst):
+    Z, labels, k, rng = inst
+    P = Partition(Z, labels)
+    for s in range(P.g):
+        dense = _best_cycle_dense(P, s, k, 2 * k - 1)
+        fast = _best_cycle(P, s, k, 2 * k - 1, neighbours=None)
+        assert (dense is None) == (fast is None)
+        if dense is not None:
+            assert fast[0] == pytest.approx(dense[0], abs=1e-9)
+
+
+@pytest.mark.parametrize("seed", range(3))
+def test_neighbour_cycles_are_true_sse_changes(seed):
+    rng = np.random.default_rng(seed)
+    n, k = 210, 3
+    Z = rng.normal(size=(n, 3))
+    P = Partition(Z, _random_partition(rng, n, k))
+    assert P.g > NEIGHBOURS + 1
+    base = naive_sse(Z, P.labels)
+    found_any = False
+    for s in range(0, P.g, 5):
+        found = _best_cycle(P, s, k, 2 * k - 1)
+        if found is None:
+            continue
+        found_any = True
+        cost, records, groups = found
+        after = P.labels.copy()
+        after[records] = groups
+        assert cost < 0
+        assert naive_sse(Z, after) - base == pytest.approx(cost, abs=1e-9)
+        assert_k_partition(after, n, k, max_size=2 * k - 1)
+        assert len(set(P.labels[records].tolist())) == len(records)
+    assert found_any
+
+
+@pytest.mark.parametrize("seed", range(3))
+def test_icsm_search_on_many_groups_is_valid_with_independent_sse(seed):
+    rng = np.random.default_rng(seed)
+    n, k = 400, 3 + seed
+    Z = rng.normal(size=(n, 3)) * [1.0, 3.0, 0.3]
+    start = _random_partition(rng, n, k)
+    work = {}
+    P, rounds, status = icsm_search(Z, start, k, work=work)
+    assert status == "done"
+    assert_k_partition(P.labels, n, k, max_size=2 * k - 1)
+    assert P.sse() == pytest.approx(naive_sse(Z, P.labels), rel=1e-9)
+    assert P.sse() < naive_sse(Z, start)
+    # a local optimum of the neighbour pool: no improving move left among the candidates
+    vals, _, _, _ = pool_candidates(P, k, pool_size=10)
+    assert vals.size == 0
+
+
+def test_icsm_work_is_bounded_on_tie_heavy_data():
+    """Many exact duplicates (40 distinct points, 3000 records): the pool's evaluations
+    per round are bounded by groups x neighbours x (group size)^2 terms (no all-pairs
+    scan), and the search ends after a bounded number of rounds."""
+    rng = np.random.default_rng(0)
+    points = rng.normal(size=(40, 3))
+    Z = points[rng.integers(40, size=3000)]
+    k = 3
+    start = mdav_labels(Z, k)
+    work = {}
+    P, rounds, status = icsm_search(Z, start, k, work=work)
+    assert status == "done"
+    assert_k_partition(P.labels, Z.shape[0], k, max_size=2 * k - 1)
+    assert P.sse() <= naive_sse(Z, start) + 1e-9
+    g_max = Z.shape[0] // k
+    s_max = 2 * k - 1
+    per_pool = g_max * NEIGHBOURS * (s_max * s_max + 2 * s_max)
+    assert work["evaluations"] <= work["pools"] * per_pool
+    assert work["evaluations"] < work["pools"] * Z.shape[0] ** 2 / 20
+    assert work["pools"] <= 60 and work["cycles"] <= 30
+    assert work["tour_scans"] <= work["tours"] * Z.shape[0]

@@ -29,6 +29,15 @@ records of G_s and the node G_s, closed by an edge back into G_s, are cycles tha
 each group once, so their weight is the exact SSE change of the cyclic shift (n-opt). The
 most negative one is applied.
 
+Cost. The records never move, so each record's nearest records are found once (k-d
+tree); from them every round derives each group's nearest groups by centroid
+(:func:`neighbour_groups`). SimpleHeuristic evaluates the migrations and exchanges between
+neighbour groups, ComplexHeuristic's record edges join neighbour groups (group nodes still
+reach every later record), and the tour finds the nearest unvisited record through the
+nearest-record lists: compiled kernels (:mod:`._icsm_numba`), O(n L k d) per round for L
+neighbour groups, no n x n matrix. With ``neighbours=None`` the moves and cycles are those
+of all pairs of groups (the paper's; used by the tests as the reference).
+
 Restarts (section 5.3): the best partition is perturbed (the groups of up to
 ``perturbation`` records change; we permute the labels of the chosen records, which keeps
 every group size) and the local search is run again; the better partition is kept. The
@@ -45,6 +54,7 @@ from __future__ import annotations
 import time
 
 import numpy as np
+from scipy.spatial import cKDTree
 
 from .._context import Context
 from .._errors import InvalidInputError
@@ -53,7 +63,21 @@ from .._result import Solution
 from .._validation import check_choice, check_positive_int
 from ..constructive._mdav import mdav_labels
 from ..univariate._hansen_mukherjee import circular_runs
-from ._state import BLOCK, Partition, tolerance
+from . import _icsm_numba as _kernels
+from ._state import Partition, tolerance
+
+#: Groups (nearest by centroid) whose exchanges and migrations with a group SimpleHeuristic
+#: evaluates.
+NEIGHBOURS = 16
+def neighbours_for(k: int) -> int:
+    """Neighbour groups per group for minimum group size ``k``: :data:`NEIGHBOURS`, and
+    ``4k - 8`` above k = 6 (larger groups are fewer, and ComplexHeuristic's improving
+    cycles then reach more groups away)."""
+    return max(NEIGHBOURS, 4 * int(k) - 8)
+
+
+#: Nearest records kept per record for the nearest-point-next step of the tour.
+TOUR_NEIGHBOURS = 16
 
 __all__ = ["icsm", "partition_tour", "circular_runs", "tour_to_assignment", "simple_heuristic",
            "complex_heuristic", "group_scores", "icsm_search", "perturb"]
@@ -62,44 +86,71 @@ __all__ = ["icsm", "partition_tour", "circular_runs", "tour_to_assignment", "sim
 # ---------------------------------------------------------------------------
 # Tour2Assignment
 # ---------------------------------------------------------------------------
-def partition_tour(P: Partition) -> np.ndarray:
+def nearest_records(Z: np.ndarray, m: int = TOUR_NEIGHBOURS) -> np.ndarray:
+    """Each record's ``m`` nearest other records, nearest first (k-d tree), shape (n, m);
+    -1 pads when there are fewer than ``m`` other records."""
+    n = Z.shape[0]
+    m = max(0, min(m, n - 1))
+    out = np.full((n, m), -1, dtype=np.int64)
+    if m == 0:
+        return out
+    _, idx = cKDTree(Z).query(Z, k=m + 1)
+    idx = np.asarray(idx, dtype=np.int64).reshape(n, m + 1)
+    # drop each record itself (not always first when it has duplicates)
+    self_pos = np.argmax(idx == np.arange(n)[:, None], axis=1)
+    found = (idx == np.arange(n)[:, None]).any(axis=1)
+    self_pos[~found] = m
+    keep = np.ones_like(idx, dtype=bool)
+    keep[np.arange(n), self_pos] = False
+    out[:] = idx[keep].reshape(n, m)
+    return out
+
+
+def tour_index(Z: np.ndarray, m: int = TOUR_NEIGHBOURS) -> tuple[np.ndarray, ...]:
+    """What :func:`partition_tour` looks records up with: the distinct points of ``Z``
+    (``pt[x]`` is record x's point; point ``p`` holds the records
+    ``porder[pstarts[p]:pstarts[p + 1]]``) and each point's ``m`` nearest other points."""
+    uniq, pt = np.unique(Z, axis=0, return_inverse=True)
+    pt = pt.reshape(-1).astype(np.int64)
+    porder = np.argsort(pt, kind="stable").astype(np.int64)
+    pstarts = np.zeros(uniq.shape[0] + 1, dtype=np.int64)
+    np.cumsum(np.bincount(pt, minlength=uniq.shape[0]), out=pstarts[1:])
+    return pt, pstarts, porder, nearest_records(uniq, m)
+
+
+def partition_tour(P: Partition, index: tuple | None = None, counters: np.ndarray | None = None) -> np.ndarray:
     """A tour through all records that keeps every group contiguous (section 4.2).
 
     Starts with the group of the record farthest from the overall centroid, entered at
     that record; the next group is the one holding the unvisited record nearest to the
     last record of the tour (nearest point next), entered at that record. Inside a group,
     records follow their distance from the entry record (nearest first), so the last ones
-    are those a neighbouring run may take over. Time O(n g d), memory O(n d).
+    are those a neighbouring run may take over.
+
+    The nearest unvisited record is looked up through :func:`tour_index` (computed here when
+    not given): an unvisited duplicate of the last record, else the nearest of its point's
+    ``m`` nearest points with an unvisited record, and only when all of those are exhausted
+    a scan of the points left: time O(n m + f u d) for f such misses among u distinct
+    points, memory O(n m). Compiled (:func:`._icsm_numba.npn_tour`); ``counters[0]`` (when
+    given) counts the points scanned by the misses.
     """
-    Z, z2, n = P.Z, P.z2, P.n
+    Z = P.Z
+    if index is None:
+        index = tour_index(Z)
+    pt, pstarts, porder, knn = index
     diff = Z - Z.mean(axis=0)
     entry = int(np.argmax(np.einsum("ij,ij->i", diff, diff)))
-    pen = np.zeros(n)
-    path = np.empty(n, dtype=np.int64)
-    pos = 0
-    for step in range(P.g):
-        rows = np.asarray(P.members[int(P.labels[entry])], dtype=np.int64)
-        G = Z[rows] - Z[entry]
-        rows = rows[np.argsort(np.einsum("ij,ij->i", G, G), kind="stable")]
-        path[pos:pos + rows.size] = rows
-        pos += rows.size
-        pen[rows] = np.inf
-        if step == P.g - 1:
-            break
-        last = int(rows[-1])
-        dist = Z @ Z[last]
-        dist *= -2.0
-        dist += z2
-        dist += pen
-        entry = int(np.argmin(dist))
-    return path
+    order, starts = P.csr()
+    counters = np.zeros(1, dtype=np.int64) if counters is None else counters
+    return _kernels.npn_tour(Z, P.labels, order, starts, pt, pstarts, porder, knn, entry, counters)
 
 
-def tour_to_assignment(P: Partition, k: int, max_size: int | None = None) -> tuple[np.ndarray, float]:
+def tour_to_assignment(P: Partition, k: int, max_size: int | None = None,
+                       index: tuple | None = None, counters: np.ndarray | None = None) -> tuple[np.ndarray, float]:
     """Tour2Assignment (Algorithm 5): optimal runs of k..2k-1 records along the circular
     tour of :func:`partition_tour`. Never worse than ``P`` (whose groups are runs of that
     tour) when P's groups have at most 2k-1 records; splitting larger groups never hurts."""
-    order = partition_tour(P)
+    order = partition_tour(P, index, counters)
     seq_labels, cost = circular_runs(P.Z[order], k, max_size)
     labels = np.empty(P.n, dtype=np.int64)
     labels[order] = seq_labels
@@ -109,6 +160,27 @@ def tour_to_assignment(P: Partition, k: int, max_size: int | None = None) -> tup
 # ---------------------------------------------------------------------------
 # SimpleHeuristic: pool of 1-opt and 2-opt moves
 # ---------------------------------------------------------------------------
+def neighbour_groups(P: Partition, L: int | None = NEIGHBOURS, knn: np.ndarray | None = None) -> np.ndarray:
+    """Each group's ``L`` nearest other groups by centroid, shape (g, L), -1 padded; every
+    other group when ``L`` is None or at least g - 1.
+
+    The candidates are the groups holding one of the ``knn`` nearest records
+    (:func:`nearest_records`) of the group's members (:func:`._icsm_numba.near_groups`), and
+    then the neighbours of those (:func:`._icsm_numba.refine_groups`): the second hop finds
+    the groups with near centroids but no record among the nearest ones, such as the
+    targets of an outlier's migration. The lists cost O(n m d + g L^2 d) however many groups
+    there are."""
+    g = P.g
+    if L is None or L >= g - 1:
+        full = np.tile(np.arange(g, dtype=np.int64), (g, 1))
+        return full[~np.eye(g, dtype=bool)].reshape(g, max(g - 1, 0))
+    if knn is None:
+        knn = nearest_records(P.Z)
+    order, starts = P.csr()
+    nb = _kernels.near_groups(P.Z, P.labels, order, starts, P.cent, knn, int(L))
+    return _kernels.refine_groups(P.cent, nb)
+
+
 def _keep_best(vals, a, b, kinds, limit):
     if vals.size <= limit:
         return vals, a, b, kinds
@@ -116,37 +188,33 @@ def _keep_best(vals, a, b, kinds, limit):
     return vals[sel], a[sel], b[sel], kinds[sel]
 
 
-def simple_heuristic(P: Partition, k: int, *, pool_size: int = 100, max_size: int | None = None,
-                     tol: float | None = None) -> tuple[int, float]:
-    """One round of Algorithm 3 on ``P`` in place; returns (moves applied, SSE change)."""
-    n = P.n
+def pool_candidates(P: Partition, k: int, *, pool_size: int = 100, max_size: int | None = None,
+                    tol: float | None = None, neighbours: int | None = NEIGHBOURS,
+                    counters: np.ndarray | None = None, knn: np.ndarray | None = None):
+    """The ``pool_size`` most improving moves between neighbour groups (see
+    :func:`._icsm_numba.pool_moves`): ``(vals, a, b, kinds)``, kind 0 the exchange of records
+    ``a`` and ``b``, kind 1 the migration of record ``a`` to group ``b``."""
     max_size = 2 * k - 1 if max_size is None else max_size
     tol = tolerance(P) if tol is None else tol
-    vals = np.empty(0)
-    a = np.empty(0, dtype=np.int64)
-    b = np.empty(0, dtype=np.int64)
-    kinds = np.empty(0, dtype=np.int8)  # 0 exchange (a, b records), 1 migration (record a to group b)
-    cols = np.arange(n)
-    for start in range(0, n, BLOCK):
-        blk = np.arange(start, min(n, start + BLOCK))
-        D = P.swap_rows(blk)
-        D[cols[None, :] <= blk[:, None]] = np.inf  # each unordered pair once
-        r, c = np.nonzero(D < -tol)
-        if r.size:
-            v = D[r, c]
-            vals = np.concatenate([vals, v])
-            a = np.concatenate([a, blk[r]])
-            b = np.concatenate([b, c])
-            kinds = np.concatenate([kinds, np.zeros(r.size, dtype=np.int8)])
-        M = P.migrate_rows(blk, k, max_size)
-        r, c = np.nonzero(M < -tol)
-        if r.size:
-            vals = np.concatenate([vals, M[r, c]])
-            a = np.concatenate([a, blk[r]])
-            b = np.concatenate([b, c])
-            kinds = np.concatenate([kinds, np.ones(r.size, dtype=np.int8)])
-        if vals.size > 4 * pool_size:
-            vals, a, b, kinds = _keep_best(vals, a, b, kinds, pool_size)
+    counters = np.zeros(1, dtype=np.int64) if counters is None else counters
+    nb = neighbour_groups(P, neighbours, knn)
+    order, starts = P.csr()
+    return _kernels.pool_moves(P.Z, P.labels, P.sizes, P.cent, P.own, order, starts, nb, int(k),
+                               int(max_size), float(tol), int(pool_size), counters)
+
+
+def simple_heuristic(P: Partition, k: int, *, pool_size: int = 100, max_size: int | None = None,
+                     tol: float | None = None, neighbours: int | None = NEIGHBOURS,
+                     counters: np.ndarray | None = None, knn: np.ndarray | None = None) -> tuple[int, float]:
+    """One round of Algorithm 3 on ``P`` in place; returns (moves applied, SSE change).
+
+    The moves considered are the exchanges and migrations between each group and its
+    ``neighbours`` nearest groups by centroid (all pairs of groups with ``None``): a move
+    between far groups hardly ever lowers the SSE, and the restriction makes a round cost
+    O(n L k d) instead of O(n^2 d). ``counters[0]`` (when given) counts the moves evaluated.
+    """
+    vals, a, b, kinds = pool_candidates(P, k, pool_size=pool_size, max_size=max_size, tol=tol,
+                                        neighbours=neighbours, counters=counters, knn=knn)
     vals, a, b, kinds = _keep_best(vals, a, b, kinds, pool_size)
     if vals.size == 0:
         return 0, 0.0
@@ -175,9 +243,11 @@ def simple_heuristic(P: Partition, k: int, *, pool_size: int = 100, max_size: in
 # ---------------------------------------------------------------------------
 def group_scores(P: Partition) -> np.ndarray:
     """Score(G_p) of eq. 7: sum over p's records of the R1 weights of their outgoing edges
-    (to records of other groups) minus those of their incoming edges. Closed form, O(n g d):
+    (to records of other groups) minus those of their incoming edges. Closed form, O(n d):
 
-    * sum_{j in h} R1(i -> j) = (s_h - 1) e(i, h) - SSE_h (1 + 1/s_h);
+    * sum_{j in h} R1(i -> j) = (s_h - 1) e(i, h) - SSE_h (1 + 1/s_h), and summed over all
+      groups h, ``sum_h (s_h - 1) e(i, h)`` is a quadratic in ``z_i`` whose coefficients are
+      sums over the groups (taken about the overall mean ``zbar``, which keeps the terms small);
     * sum_{j not in p} R1(j -> i) = T + n|zbar - c_p|^2 - SSE_p - (n - s_p) own_i
       - (T + n|z_i - zbar|^2 - s_p own_i - SSE_p) / s_p, with T the total sum of squares.
     """
@@ -191,22 +261,75 @@ def group_scores(P: Partition) -> np.ndarray:
     rz = np.einsum("ij,ij->i", dz, dz)
     T = float(rz.sum())
     W = float((sse_g * (1.0 + 1.0 / s)).sum())
-    out = np.empty(n)
-    for start in range(0, n, BLOCK):
-        blk = np.arange(start, min(n, start + BLOCK))
-        E = P.e_rows(blk)
-        out[blk] = E @ (s - 1.0)
+    dc = P.cent - zbar
+    cz = np.einsum("ij,ij->i", dc, dc)
+    w = s - 1.0
+    # sum_h w_h |dz_i - dc_h|^2 = (sum w) |dz_i|^2 - 2 dz_i . (sum w_h dc_h) + sum w_h |dc_h|^2
+    out = w.sum() * rz - 2.0 * (dz @ (w @ dc)) + float(w @ cz)
     p = lab
     sp = s[p]
     out += -(sp - 1.0) * P.own - W + sse_g[p] * (1.0 + 1.0 / sp)
-    dc = P.cent - zbar
-    cz = np.einsum("ij,ij->i", dc, dc)
     inc = T + n * cz[p] - sse_g[p] - (n - sp) * P.own - (T + n * rz - sp * P.own - sse_g[p]) / sp
     return np.bincount(lab, weights=out - inc, minlength=g)
 
 
-def _best_cycle(P: Partition, s: int, k: int, max_size: int, depth: int | None = None, stop=None):
-    """Most negative valid cycle through group ``s`` in the DAG H' of eq. 8.
+def _walk_back(P: Partition, r: int, ve: int, pred_rec: np.ndarray, pred_grp: np.ndarray):
+    """The records of the cycle ending at node ``ve`` (row ``r`` of the predecessor arrays)
+    and the group each one moves to."""
+    n, lab = P.n, P.labels
+    path = [ve]
+    v = ve
+    while True:
+        p = pred_rec[r, v] if v < n else pred_grp[r, v - n]
+        if p < 0:
+            break
+        path.append(int(p))
+        v = int(p)
+    path.reverse()  # source ... ve; the closing edge goes ve -> path[0]
+    records, groups = [], []
+    L = len(path)
+    for t, u in enumerate(path):
+        if u >= n:
+            continue
+        nxt = path[(t + 1) % L]
+        records.append(u)
+        groups.append(int(lab[nxt]) if nxt < n else nxt - n)
+    return records, groups
+
+
+def _best_cycle(P: Partition, s: int, k: int, max_size: int, depth: int | None = None, stop=None,
+                neighbours: int | None = NEIGHBOURS, counters: np.ndarray | None = None,
+                knn: np.ndarray | None = None):
+    """Most negative valid cycle through group ``s`` in the DAG H' of eq. 8, with the edges
+    into a group's nodes coming from its ``neighbours`` nearest groups by centroid (and from
+    the records of ``s``); a group node still reaches every later record (R3). All groups
+    with ``neighbours=None``, which is :func:`_best_cycle_dense`'s DAG.
+
+    Returns ``(cost, records, new_groups)`` or None. Compiled
+    (:func:`._icsm_numba.best_cycle`): time O(k g L k^2 d) for g groups, memory O(k n).
+    ``depth`` keeps the ``depth`` groups nearest to ``s``; ``stop`` is polled once before the
+    search (which takes milliseconds)."""
+    if stop is not None and stop():
+        return None
+    dc = P.cent - P.cent[s]
+    ranked = np.argsort(np.einsum("ij,ij->i", dc, dc), kind="stable")
+    ranked = np.concatenate([[s], ranked[ranked != s]]).astype(np.int64)
+    if depth is not None:
+        ranked = ranked[:depth + 1]
+    nb = neighbour_groups(P, neighbours, knn)
+    order, starts = P.csr()
+    counters = np.zeros(1, dtype=np.int64) if counters is None else counters
+    cost, r, ve, pred_rec, pred_grp = _kernels.best_cycle(P.Z, P.sizes, P.cent, P.own, order, starts, nb, ranked,
+                                                          int(s), int(k), int(max_size), counters)
+    if r < 0:
+        return None
+    records, groups = _walk_back(P, int(r), int(ve), pred_rec, pred_grp)
+    return float(cost), records, groups
+
+
+def _best_cycle_dense(P: Partition, s: int, k: int, max_size: int, depth: int | None = None, stop=None):
+    """Most negative valid cycle through group ``s`` in the DAG H' of eq. 8 over all groups
+    (the reference for :func:`_best_cycle`).
 
     Returns ``(cost, records, new_groups)`` or None. Nodes are records (0..n-1) and group
     nodes (n + h), processed layer by layer (one layer per group, in rank order) for all
@@ -319,17 +442,20 @@ def _best_cycle(P: Partition, s: int, k: int, max_size: int, depth: int | None =
 
 
 def complex_heuristic(P: Partition, k: int, *, max_size: int | None = None, tol: float | None = None,
-                      cycle_groups: int = 1, cycle_depth: int | None = None, stop=None) -> tuple[int, float]:
+                      cycle_groups: int = 1, cycle_depth: int | None = None, stop=None,
+                      neighbours: int | None = NEIGHBOURS, counters: np.ndarray | None = None,
+                      knn: np.ndarray | None = None) -> tuple[int, float]:
     """Algorithm 4 on ``P`` in place: the most negative valid cycle through the group of
     lowest Score (or, with ``cycle_groups`` > 1, through the first group of that many in
-    increasing Score that has one). Returns (records moved, SSE change)."""
+    increasing Score that has one), in the DAG of :func:`_best_cycle` (record edges between
+    neighbour groups). Returns (records moved, SSE change)."""
     max_size = 2 * k - 1 if max_size is None else max_size
     tol = tolerance(P) if tol is None else tol
     if P.g < 2:
         return 0, 0.0
     scores = group_scores(P)
     for s in np.argsort(scores, kind="stable")[:cycle_groups]:
-        found = _best_cycle(P, int(s), k, max_size, cycle_depth, stop)
+        found = _best_cycle(P, int(s), k, max_size, cycle_depth, stop, neighbours, counters, knn)
         if found is None or found[0] >= -tol:
             continue
         cost, records, groups = found
@@ -348,17 +474,32 @@ def complex_heuristic(P: Partition, k: int, *, max_size: int | None = None, tol:
 # The ICSM loop
 # ---------------------------------------------------------------------------
 def icsm_search(Z: np.ndarray, labels: np.ndarray, k: int, *, pool_size: int = 100,
-                cycle_groups: int = 1, cycle_depth: int | None = None, max_iterations: int | None = None, ctx: Context | None = None,
-                report: bool = True, use_tour: bool = True) -> tuple[Partition, int, str]:
+                cycle_groups: int = 1, cycle_depth: int | None = None, max_iterations: int | None = None,
+                ctx: Context | None = None, report: bool = True, use_tour: bool = True,
+                neighbours: int | str | None = "auto", work: dict | None = None) -> tuple[Partition, int, str]:
     """Algorithm 2 from the partition ``labels`` (instead of MDAV); returns
     ``(partition, rounds, status)``. A round is an inner iteration or an n-opt move that
     lowered the SSE. The partition is never worse than ``labels``; groups keep at most
     2k-1 records (larger input groups may be split by Tour2Assignment) and never fewer
-    than k."""
+    than k. Every round lowers the SSE by more than :func:`tolerance`, and each costs
+    O(n L k d) (pool, cycle) plus the tour's O(n m + f n d) (see :func:`partition_tour`). ``work`` (when given)
+    receives the counts ``evaluations`` (moves evaluated by SimpleHeuristic),
+    ``tour_scans`` (points scanned outside the nearest-point lists by the tours),
+    ``cycle_edges`` (edges relaxed by ComplexHeuristic), ``tours``, ``pools`` and ``cycles``
+    (searches run). ``neighbours``: groups per neighbour list (:func:`neighbours_for` with
+    ``"auto"``; all groups with None)."""
+    if isinstance(neighbours, str):
+        neighbours = neighbours_for(k)
     P = Partition(Z, labels)
     tol = tolerance(P)
     rounds = 0
     current = P.sse()
+    evals = np.zeros(1, dtype=np.int64)
+    edges = np.zeros(1, dtype=np.int64)
+    scans = np.zeros(1, dtype=np.int64)
+    tally = {"tours": 0, "pools": 0, "cycles": 0}
+    knn = nearest_records(Z) if P.g > 1 else None
+    index = tour_index(Z) if use_tour and P.g > 1 else None
 
     def stop() -> str | None:
         if max_iterations is not None and rounds >= max_iterations:
@@ -372,21 +513,30 @@ def icsm_search(Z: np.ndarray, labels: np.ndarray, k: int, *, pool_size: int = 1
             ctx.report(iteration=rounds, sse=current, step=stage)
             ctx.offer(P.labels, current)
 
+    def finish(why: str):
+        if work is not None:
+            work.update(tally, evaluations=int(evals[0]), cycle_edges=int(edges[0]),
+                        tour_scans=int(scans[0]), rounds=rounds)
+        return P, rounds, why
+
     while True:
         while True:
             why = stop()
             if why:
-                return P, rounds, why
+                return finish(why)
             before = current
             if use_tour and P.g > 1:
-                new_labels, cost = tour_to_assignment(P, k)
+                tally["tours"] += 1
+                new_labels, cost = tour_to_assignment(P, k, index=index, counters=scans)
                 if cost < current - tol:
                     P = Partition(Z, new_labels)
                     current = P.sse()
                     if ctx is not None and ctx.expired():  # large data: a step takes seconds
                         progress("inner")
-                        return P, rounds, "limit"
-            applied, _ = simple_heuristic(P, k, pool_size=pool_size, tol=tol)
+                        return finish("limit")
+            tally["pools"] += 1
+            applied, _ = simple_heuristic(P, k, pool_size=pool_size, tol=tol, neighbours=neighbours,
+                                          counters=evals, knn=knn)
             if applied:
                 current = P.sse()
             if current < before - tol:
@@ -396,11 +546,13 @@ def icsm_search(Z: np.ndarray, labels: np.ndarray, k: int, *, pool_size: int = 1
                 break
         why = stop()
         if why:
-            return P, rounds, why
+            return finish(why)
+        tally["cycles"] += 1
         moved, _ = complex_heuristic(P, k, tol=tol, cycle_groups=cycle_groups, cycle_depth=cycle_depth,
-                                     stop=ctx.expired if ctx is not None else None)
+                                     stop=ctx.expired if ctx is not None else None, neighbours=neighbours,
+                                     counters=edges, knn=knn)
         if not moved:  # none found, or the search was stopped by the deadline
-            return P, rounds, "limit" if (ctx is not None and ctx.expired()) else "done"
+            return finish("limit" if (ctx is not None and ctx.expired()) else "done")
         current = P.sse()
         rounds += 1
         progress("n-opt")

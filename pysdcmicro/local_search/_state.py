@@ -67,9 +67,37 @@ class Partition:
         self.cnorm = np.zeros(self.g)
         self.own = np.zeros(self.n)
         self._factors = None
-        self.refresh(range(self.g))
+        self._refresh_all()
 
     # -- statistics -----------------------------------------------------------
+    def _refresh_all(self) -> None:
+        """Every group's centroid and every record's own distance at once (O(n d))."""
+        Z, lab = self.Z, self.labels
+        sums = np.zeros((self.g, self.d))
+        np.add.at(sums, lab, Z)
+        self.cent = sums / np.maximum(self.sizes, 1)[:, None]
+        self.cnorm = np.einsum("ij,ij->i", self.cent, self.cent)
+        diff = Z - self.cent[lab]
+        self.own = np.einsum("ij,ij->i", diff, diff)
+        self._factors = None
+
+    def set_labels(self, labels: np.ndarray) -> None:
+        """Take the group ids ``labels`` (in 0..g-1, every group kept non-empty) and
+        recompute members, sizes and statistics."""
+        self.labels[:] = labels
+        self.sizes = np.bincount(self.labels, minlength=self.g).astype(np.int64)
+        order, starts = self.csr()
+        self.members = [order[starts[h]:starts[h + 1]].tolist() for h in range(self.g)]
+        self._refresh_all()
+
+    def csr(self) -> tuple[np.ndarray, np.ndarray]:
+        """``(order, starts)``: group ``h`` holds ``order[starts[h]:starts[h + 1]]``, by
+        increasing record index."""
+        order = np.argsort(self.labels, kind="stable").astype(np.int64, copy=False)
+        starts = np.zeros(self.g + 1, dtype=np.int64)
+        np.cumsum(self.sizes, out=starts[1:])
+        return order, starts
+
     def refresh(self, groups) -> None:
         """Recompute centroid, |centroid|^2 and own distances of ``groups`` from their members."""
         Z = self.Z

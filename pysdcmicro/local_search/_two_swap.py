@@ -12,6 +12,9 @@ recomputed (O(k n d)), every other record's best is compared with its new pair v
 from those rows, and only records whose best partner was in A or B are re-scanned. The
 result is Fig. 1's sequence of best moves (between equal gains the record with the lowest
 index wins; a record's partner among equal gains may differ from a full rescan's).
+
+Swaps alone run compiled (:mod:`._two_swap_numba`: the same bookkeeping, pair by pair,
+without the n x block matrix products); with ``one_opt`` the rows are matrix products.
 """
 
 from __future__ import annotations
@@ -62,6 +65,8 @@ def two_swap_search(P: Partition, k: int, *, one_opt: bool = False, max_size: in
     Returns ``(iterations, status)`` with status ``"done"`` at a local optimum, ``"limit"``
     when ``max_iterations`` or the context's deadline stopped it.
     """
+    if not one_opt:
+        return _two_swap_compiled(P, max_iterations=max_iterations, ctx=ctx, report_every=report_every)
     n = P.n
     max_size = 2 * k - 1 if max_size is None else max_size
     tol = tolerance(P)
@@ -130,6 +135,66 @@ def two_swap_search(P: Partition, k: int, *, one_opt: bool = False, max_size: in
                 last = now
                 ctx.report(iteration=iterations, sse=current)
                 ctx.offer(P.labels, current)
+    return iterations, status
+
+
+#: Moves per call of the compiled loop between deadline checks and progress reports.
+_CHUNK = 64
+
+
+def _two_swap_compiled(P: Partition, *, max_iterations: int | None, ctx: Context | None,
+                       report_every: float) -> tuple[int, str]:
+    """Swaps only, with the compiled bookkeeping of :mod:`._two_swap_numba` (the same moves
+    as the matrix-product rows, in O(n + g k) memory)."""
+    from . import _two_swap_numba as kern
+
+    n, g = P.n, P.g
+    tol = tolerance(P)
+    labels = P.labels.copy()
+    sizes = P.sizes.copy()
+    order, starts = P.csr()
+    width = int(sizes.max()) if g else 1
+    members = np.full((g, width), -1, dtype=np.int64)
+    where = np.empty(n, dtype=np.int64)
+    for h in range(g):
+        rows = order[starts[h]:starts[h + 1]]
+        members[h, :rows.size] = rows
+        where[rows] = np.arange(rows.size)
+    count = sizes.copy()
+    sums = np.zeros((g, P.d))
+    np.add.at(sums, labels, P.Z)
+    cent = sums / np.maximum(sizes, 1)[:, None]
+    diff = P.Z - cent[labels]
+    own = np.einsum("ij,ij->i", diff, diff)
+    best_v = np.empty(n)
+    best_j = np.empty(n, dtype=np.int64)
+    kern.best_rows(P.Z, labels, sizes, cent, own, np.arange(n, dtype=np.int64), best_v, best_j)
+    gains = np.empty(_CHUNK)
+    iterations = 0
+    status = "done"
+    current = P.sse()
+    last = time.monotonic()
+    while True:
+        if max_iterations is not None and iterations >= max_iterations:
+            status = "limit"
+            break
+        if ctx is not None and ctx.expired():
+            status = "limit"
+            break
+        chunk = _CHUNK if max_iterations is None else min(_CHUNK, max_iterations - iterations)
+        moves, optimum = kern.swap_moves(P.Z, labels, sizes, sums, cent, own, members, count, where, best_v,
+                                         best_j, tol, chunk, gains)
+        iterations += int(moves)
+        current += float(gains[:moves].sum())
+        if ctx is not None and moves:
+            now = time.monotonic()
+            if now - last >= report_every:
+                last = now
+                ctx.report(iteration=iterations, sse=current)
+                ctx.offer(labels.copy(), current)
+        if optimum:
+            break
+    P.set_labels(labels)
     return iterations, status
 
 
