@@ -453,9 +453,11 @@ def icsm(X, k, *, max_restarts=0, perturbation=20, restart_scope="region", regio
     Notes
     -----
     The SSE change of every move has a closed form in O(d) (see
-    :mod:`pysdcmicro.local_search._state`); a round evaluates all n^2/2 exchanges in blocks
-    of matrix products (O(n^2 d) time, O(256 n) memory), Tour2Assignment costs O(n g d +
-    n k^2 d), and ComplexHeuristic's shortest paths O(k n^2 (d + k)). With a time limit,
+    :mod:`pysdcmicro.local_search._state`). Each record's nearest records are found once (a
+    k-d tree); every round evaluates the migrations and exchanges between each group and
+    its nearest groups, the n-opt cycles along the same neighbour lists, and the tour
+    through the nearest-record lists, in compiled kernels: O(n L k d) per round for L
+    neighbour groups (16 up to k = 6, 4k - 8 above), no n x n matrix. With a time limit,
     region restarts stop early enough to leave the final pass twice the first run's time
     (at most 5% of the limit); their number depends on the machine's speed, so use
     ``max_restarts`` for reproducible runs.
