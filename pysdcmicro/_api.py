@@ -41,9 +41,8 @@ def microaggregate(frame: Any, k: int, *, variables: Any = None, method: str | C
                    decimals: int | None = None, **method_options: Any) -> MicroaggregationResult:
     """Microaggregate the chosen columns of ``frame`` into groups of at least ``k`` records.
 
-    Each record's chosen variables are replaced by the mean of its group; the grouping
-    minimises (heuristically, or with a certified bound for the optimisation methods) the
-    information loss IL = 100 * SSE / SST on the standardized variables.
+    Each record's chosen variables are replaced by its group's mean; the grouping minimises
+    the information loss IL = 100 * SSE / SST on the standardized variables.
 
     Parameters
     ----------
@@ -52,81 +51,54 @@ def microaggregate(frame: Any, k: int, *, variables: Any = None, method: str | C
     k : int
         Minimum group size (the k of k-anonymity), 2 <= k <= n.
     variables : column label, list, or list of lists, optional
-        Columns microaggregated jointly. Default: every numeric (non-boolean) column that
-        is not a stratum or weight column, except identifier-like columns (integer values, a
-        different one on every record and nearly consecutive, or an identifier-like name such
-        as ``id``) and constant ones: those are left out with an
-        :class:`~pysdcmicro._validation.IdentifierColumnWarning` naming them. For an array:
-        column positions (every column by default). A list of lists
-        (``[["a", "b"], ["c", "d"]]``) gives groups of variables, each microaggregated
-        independently with its own partition (as mu-ARGUS does); ``info["variable_groups"]``
-        then holds each group's partition, IL and k-anonymity, and k-anonymity holds within
-        each group's columns (not across groups).
+        Columns microaggregated jointly. Default: every numeric column that is not a
+        stratum or weight column, except identifier-like and constant ones, which a warning
+        names. For an array: column positions. A list of lists (``[["a", "b"], ["c", "d"]]``)
+        gives groups of variables, each with its own partition; k-anonymity then holds within
+        each group's columns, not across groups (``info["variable_groups"]``).
     method : str or callable, default "auto"
-        A registered method name (``pysdcmicro.methods()`` lists them) or a callable
-        ``core(Z, k, ctx, **options)`` returning labels or a ``Solution``. ``"auto"``
-        without ``time_limit`` does a fixed, reproducible amount of work (never worse than
-        MDAV followed by two-swap); with ``time_limit`` it uses the whole budget on every
-        core (see ``docs/guide/auto.md``).
+        A registered method name (``pysdcmicro.methods()``) or a callable
+        ``core(Z, k, ctx, **options)`` returning labels or a ``Solution``. ``"auto"`` does
+        a fixed, reproducible amount of work, or with ``time_limit`` uses the whole budget.
     strata : column label or list, optional
-        Microaggregate within each combination of these columns' values (sdcMicro's
-        ``strata_variables``). A stratum with fewer than ``k`` records is an error.
+        Microaggregate within each combination of these columns' values (``k`` records each).
     improve : str, callable, (name, options) tuple, or list of them, optional
         Improvement steps run after the method (local search). Each never raises the SSE.
     improve_options : dict, optional
         Options of a single improvement step.
     scaling : {"standardize", "none"}, default "standardize"
-        How records are compared while building the partition: z-scores (the literature's
-        convention, with ``ddof=1``) or the raw values. IL is always computed on z-scores.
+        Compare records on z-scores (``ddof=1``) or raw values; IL is always on z-scores.
     strata_scaling : {"global", "stratum"}, default "global"
-        With ``strata`` and ``scaling="standardize"``: the z-scores that build each
-        stratum's partition are taken over the whole data (``"global"``) or within the
-        stratum (``"stratum"``, as sdcMicro does: it runs its method on each stratum
-        separately, so e.g. its MDAV weighs variables by their variance in the stratum).
-        The two give the same IL measure (always on whole-data z-scores) but may group
-        differently. Ignored without ``strata``.
+        With ``strata``: z-scores over the whole data, or within each stratum (as
+        sdcMicro). IL is always on whole-data z-scores.
     rng : None, int >= 0 or numpy.random.Generator
-        Seed of every random choice (``np.random.default_rng(rng)`` is made once). Without
-        one, a seed is drawn and recorded in ``result.settings["rng"]``: passing it back
-        repeats the run exactly, provided no clock stopped it (no ``time_limit``).
+        Seed of every random choice. Without one, a seed is drawn and recorded in
+        ``result.settings["rng"]``; passing it back repeats a run without ``time_limit``.
     time_limit : float, optional
-        Seconds for the algorithm, measured from the start of this call. A method that
-        reaches it returns its best partition so far with ``status="limit"``; it never
-        raises. Runs stopped by the clock depend on the machine's speed, so they are not
-        reproducible even with a seed; runs without ``time_limit`` are.
+        Seconds, from the start of this call. A method that reaches it returns its best
+        partition so far with ``status="limit"``, never an exception. Runs stopped by the
+        clock are not reproducible even with a seed; runs without ``time_limit`` are.
     progress : None, True or callable, optional
-        ``True`` prints progress to stderr; a callable receives
-        :class:`~pysdcmicro.ProgressEvent` objects.
+        ``True`` prints progress to stderr; a callable receives ``ProgressEvent`` objects.
     keep_history : bool, default False
         Store the progress events in ``result.history``.
     blocks : None, "auto", int or dict, default "auto"
-        The large-data path (:mod:`pysdcmicro.large`): split the records into blocks of
-        near records, solve the blocks in parallel, then repair the block borders.
-        ``"auto"`` takes it above ``pysdcmicro.large.LARGE_N`` (50 000) records; an integer
-        takes it with that block size; a dict gives its options (``size``, ``repair``,
-        ``repair_options``, ``repair_passes``, ``window_size``, ``repair_scope``); ``None``
-        never blocks.
+        The large-data path (:mod:`pysdcmicro.large`: blocks of near records solved in
+        parallel, then border repair): ``"auto"`` above ``pysdcmicro.large.LARGE_N``
+        records, an integer block size, a dict of its options, or ``None`` (never).
     n_jobs : int, optional
-        How many worker processes or threads to use (scikit-learn's convention: None or 0
-        = the default, -1 = every available core, an integer >= 1 = that many). On the
-        large-data path: the worker processes of the blocks (default: every available core;
-        1 runs them in this process). On the whole data, the methods that run in parallel
-        take it: ``auto`` (processes of its time-limited portfolio; default: every available
-        core), ``decomposition`` (processes for the subsets; default: every core),
-        ``column-generation`` (CP-SAT search threads; default: 1) and ``vmdav`` (threads of
-        its compiled rounds, same labels on any number; default: every available core).
+        Worker processes or threads (scikit-learn's convention: None or 0 = the default,
+        -1 = every core): the blocks' workers on the large-data path, else those of
+        ``auto``, ``decomposition``, ``column-generation`` (CP-SAT threads, default 1) and
+        ``vmdav`` (same labels on any number). The other defaults use every core.
     client : dask.distributed.Client or str, optional
-        Run the blocks on this Dask cluster (a client or a scheduler address) instead of
-        local processes. A Dask DataFrame ``frame`` also runs there. Needs the optional
-        extra ``pysdcmicro[dask]``.
+        Run the blocks on this Dask cluster (a client or an address; ``pysdcmicro[dask]``).
     missing : {"keep", "error"}, default "keep"
         Missing values (NaN) in the chosen columns: ``"keep"`` groups their records with
-        the others (the partition is built on z-scores where a missing cell is imputed by
-        regression on the record's other columns, starting from the column mean, and
-        clipped to the column's observed range), releases in each column the measure over the group's
-        members observed there, and leaves every missing cell missing; k-anonymity then
-        follows sdcMicro's rule for missing key values (a missing cell matches any value).
-        ``"error"`` refuses them.
+        the others (on z-scores where a missing cell is imputed by regression on the
+        record's other columns), releases the measure over the group's observed values and
+        leaves every missing cell missing; a missing cell matches any value in the
+        k-anonymity check, as in sdcMicro. ``"error"`` refuses them.
     measure : {"mean", "median", "trim", "onestep"}, default "mean"
         The released value of a group (sdcMicro's ``measure``): mean, median, trimmed
         mean (``trim`` = proportion dropped at each end, as R's ``mean(x, trim=)``), or
@@ -136,14 +108,11 @@ def microaggregate(frame: Any, k: int, *, variables: Any = None, method: str | C
     trim : float, default 0
         With ``measure="trim"``: proportion in [0, 0.5] dropped at each end of each group.
     weights : column label or array of n numbers, optional
-        Sampling weights (finite, >= 0): each group releases its weighted mean, so the
-        weighted total of every microaggregated column is kept. The grouping itself is
-        unweighted. The weight column passes through untouched.
+        Sampling weights (finite, >= 0): each group releases its weighted mean, so weighted
+        totals are kept (the grouping is unweighted).
     decimals : int, optional
-        Round released values to this many decimals (>= 0); with 0 a DataFrame column
-        gets an integer dtype (``Int64`` when it has missing cells). IL and k-anonymity
-        are those of the rounded values. Without it, microaggregated integer columns
-        become float64 (group means).
+        Round released values to this many decimals (0: integer columns stay integer);
+        IL and k-anonymity are those of the rounded values.
     **method_options
         Options of the chosen method (see ``pysdcmicro.methods()``).
 
@@ -158,16 +127,11 @@ def microaggregate(frame: Any, k: int, *, variables: Any = None, method: str | C
 
     Notes
     -----
-    Constant columns are kept unchanged and contribute nothing to SSE or SST (a
-    :class:`~pysdcmicro.ConstantColumnWarning` says so). If every chosen column is
-    constant, IL is undefined and an error is raised.
-
-    With ``strata``, each stratum is partitioned on its own; IL is that of the whole data
-    set (on whole-data z-scores), whatever ``strata_scaling`` is.
-
-    On the large-data path the groups come from blocks plus border repair, not from the
-    method run on the whole data (MDAV's groups then differ from sdcMicro's); ``info``
-    says so (``blocks``, ``repair``, ``memory``). Pass ``blocks=None`` for whole-data.
+    Constant columns are kept unchanged and add nothing to SSE or SST (a
+    :class:`~pysdcmicro.ConstantColumnWarning` says so); if every chosen column is
+    constant, IL is undefined and an error is raised. On the large-data path the groups
+    come from blocks plus border repair (``info["blocks"]``), not from the method run on
+    the whole data; ``blocks=None`` keeps the whole data.
 
     Examples
     --------
