@@ -26,7 +26,7 @@ from pysdcmicro.cli import main
 
 pytestmark = pytest.mark.r
 
-REPO = Path(__file__).resolve().parents[1]
+REPO = Path(__file__).resolve().parents[2]
 RPKG = REPO / "bridges" / "R" / "pysdcmicro"
 
 

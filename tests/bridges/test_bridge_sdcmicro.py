@@ -26,11 +26,11 @@ import pysdcmicro
 from pysdcmicro import InvalidInputError, InvalidTypeError, StratumTooSmallError
 from pysdcmicro.bridges import sdcmicro as bridge
 
-from ._helpers import naive_sse, zscore
+from .._helpers import naive_sse, zscore
 
 pytestmark = pytest.mark.r
 
-REPO = Path(__file__).resolve().parents[1]
+REPO = Path(__file__).resolve().parents[2]
 
 
 def _python(code: str, env: dict | None = None) -> subprocess.CompletedProcess:

@@ -11,7 +11,7 @@ import numpy as np
 import pandas as pd
 import pytest
 
-from ._helpers import naive_sse, naive_sst, zscore
+from .._helpers import naive_sse, naive_sst, zscore
 
 CSV = """\
 id,name,x,y,code

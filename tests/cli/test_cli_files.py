@@ -491,7 +491,7 @@ def test_report_and_demo_write_all_or_nothing(tmp_path, data, capsys, monkeypatc
 def test_docs_table_names_only_existing_tests():
     import re
 
-    page = Path(__file__).resolve().parents[1] / "docs" / "guide" / "command-line.md"
+    page = Path(__file__).resolve().parents[2] / "docs" / "guide" / "command-line.md"
     table = page.read_text().split("## File cases tried", 1)[1]
     named = re.findall(r"`(test_\w+)`", table)
     assert len(named) >= 15

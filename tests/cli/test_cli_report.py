@@ -17,7 +17,7 @@ import pysdcmicro
 from pysdcmicro import cli, metrics
 from pysdcmicro.datasets import make_demo_data
 
-REPO = Path(__file__).resolve().parents[1]
+REPO = Path(__file__).resolve().parents[2]
 QI = ["employees", "turnover", "wages"]
 
 

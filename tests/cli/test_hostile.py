@@ -37,9 +37,9 @@ from hypothesis import strategies as st
 import pysdcmicro
 from pysdcmicro import InvalidInputError, microaggregate
 
-from .method_budgets import budget
+from ..method_budgets import budget
 
-ROOT = Path(__file__).resolve().parents[1]
+ROOT = Path(__file__).resolve().parents[2]
 DOCS_PAGE = ROOT / "docs" / "guide" / "hostile-input.md"
 
 

@@ -8,7 +8,7 @@ import pytest
 from pysdcmicro import mdav, microaggregate
 from pysdcmicro.constructive import mdav_labels
 
-from ._helpers import assert_k_partition, brute_force_optimum, naive_sse, zscore
+from .._helpers import assert_k_partition, brute_force_optimum, naive_sse, zscore
 
 # Source: ../shared/data/README.md, "Reference values measured with sdcMicro 5.8.1
 # (method "mdav")": sdcMicro 5.8.1 microaggregation(obj, method = "mdav", aggr = k) on the
@@ -169,7 +169,7 @@ def test_screened_rounds_equal_the_rounds_before_screening():
     verbatim in tests/_mdav_reference_numba.py), which use the same double-precision
     values; 40 random sets with duplicates, grids, one value and clusters (n up to 3000, d up
     to 11)."""
-    from . import _mdav_reference_numba as ref
+    from .. import _mdav_reference_numba as ref
 
     nb = _mdav_mod._kernels()
     for seed in range(40):

@@ -14,7 +14,7 @@ import pytest
 from pysdcmicro._partition import canonical_labels
 from pysdcmicro.constructive._mdav_missing import mdav_missing_labels, observed_zscores
 
-DATA = pathlib.Path(__file__).parent / "data" / "sdcmicro_mdav_missing_probes.json"
+DATA = pathlib.Path(__file__).parents[1] / "data" / "sdcmicro_mdav_missing_probes.json"
 
 
 def _probes():

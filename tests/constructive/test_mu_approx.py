@@ -18,8 +18,8 @@ import pysdcmicro
 from pysdcmicro import InvalidTypeError, microaggregate, mu_approx, mu_approx_structure, sse, standardize
 from pysdcmicro.constructive._mu_approx import approximation_factor, max_tree_size
 
-from ._exact_dp import exact_optimum_dp
-from ._helpers import assert_k_partition, brute_force_optimum, naive_sse, naive_sst, zscore
+from .._exact_dp import exact_optimum_dp
+from .._helpers import assert_k_partition, brute_force_optimum, naive_sse, naive_sst, zscore
 
 # --------------------------------------------------------------------------- SME example
 # Paper 002, Table 1 ("Running example: SME data"): surface (m2), employees, turnover, net

@@ -65,7 +65,7 @@ from pysdcmicro._context import Context
 from pysdcmicro._registry import get_method
 from pysdcmicro.constructive._vmdav import DEFAULT_GAMMA, _vmdav_solver, vmdav_labels
 
-from ._helpers import assert_k_partition, brute_force_optimum, naive_sse, zscore
+from .._helpers import assert_k_partition, brute_force_optimum, naive_sse, zscore
 
 M = "shared/papers/001_1005f369078eb542.txt (Maya-Lopez et al. 2022)"
 C = "shared/papers/000_d082fbfb414cb0a2.txt (Castro et al. 2022)"

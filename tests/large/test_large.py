@@ -21,7 +21,7 @@ from pysdcmicro.large import (batch_local_search, group_windows, microaggregate_
                               principal_blocks)
 from pysdcmicro.large import _blocked
 
-from ._helpers import assert_k_partition, naive_sse, naive_sst, zscore
+from .._helpers import assert_k_partition, naive_sse, naive_sst, zscore
 
 
 def _clusters(n_per=300, d=3, seed=0):

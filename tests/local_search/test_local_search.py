@@ -36,7 +36,7 @@ from pysdcmicro.local_search._state import Partition
 from pysdcmicro.local_search._two_swap import two_swap_search
 from pysdcmicro.univariate import optimal_runs
 
-from ._helpers import assert_k_partition, k_partitions, naive_sse, zscore
+from .._helpers import assert_k_partition, k_partitions, naive_sse, zscore
 
 
 def _random_partition(rng, n, k, max_size=None):
@@ -395,7 +395,7 @@ def test_complex_heuristic_finds_a_three_group_cycle():
 
 @pytest.mark.parametrize("seed", range(6))
 def test_icsm_search_never_worse_valid_and_not_worse_than_optimum(seed):
-    from ._helpers import brute_force_optimum
+    from .._helpers import brute_force_optimum
 
     rng = np.random.default_rng(seed)
     n, k = 11, 3

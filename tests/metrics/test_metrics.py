@@ -17,7 +17,7 @@ import pysdcmicro
 from pysdcmicro import metrics
 from pysdcmicro.datasets import make_demo_data, make_synthetic
 
-from ._helpers import naive_sse, naive_sst, zscore
+from .._helpers import naive_sse, naive_sst, zscore
 
 # Toy used throughout, every value by hand: x = 1, 2, 3, 10, 11, 12 grouped {1,2,3}, {10,11,12}.
 X1 = np.array([[1.0], [2.0], [3.0], [10.0], [11.0], [12.0]])

@@ -22,7 +22,7 @@ from pysdcmicro._validation import IdentifierColumnWarning, identifier_reason
 from pysdcmicro.datasets import make_synthetic
 from pysdcmicro.optimization._auto import AutoPlan
 
-from ._helpers import assert_k_partition, naive_sse, zscore
+from .._helpers import assert_k_partition, naive_sse, zscore
 
 
 def test_auto_is_registered_and_the_default():
@@ -60,7 +60,7 @@ def test_auto_without_limit_is_deterministic_for_a_seed():
 def test_neighbour_bound_never_above_a_brute_force_optimum():
     from pysdcmicro.optimization._auto import neighbour_bound
 
-    from ._exact_dp import exact_optimum_dp as optimal_sse  # exact optimum by dynamic programming
+    from .._exact_dp import exact_optimum_dp as optimal_sse  # exact optimum by dynamic programming
 
     for seed in range(4):
         Z = zscore(np.random.default_rng(seed).normal(size=(9, 2)))
@@ -451,7 +451,7 @@ def test_column_generation_worker_runs_the_cut_phase_at_k3():
     in this process: the whole portfolio needs worker processes and a 240-s budget.)"""
     from pysdcmicro.optimization import _auto
 
-    from ._helpers import brute_force_optimum
+    from .._helpers import brute_force_optimum
 
     rng = np.random.default_rng(6)  # test_subset_row_cuts: k = 3, a fractional plain LP
     n, k = int(rng.integers(8, 13)), int(rng.choice([2, 3, 4]))

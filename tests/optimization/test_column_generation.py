@@ -29,7 +29,7 @@ from pysdcmicro.optimization._lagrangian import (
     record_bounds,
 )
 
-from ._helpers import assert_k_partition, brute_force_optimum, naive_sse, zscore
+from .._helpers import assert_k_partition, brute_force_optimum, naive_sse, zscore
 
 DET = {"pricing_deterministic_time": 5.0}
 

@@ -17,7 +17,7 @@ from pysdcmicro.optimization._cuts import cut_bound, separate_triples
 from pysdcmicro.optimization._anchored_pricing import CutRows, anchored_pricing
 from pysdcmicro.optimization._lagrangian import neighbours
 
-from ._helpers import brute_force_optimum, zscore
+from .._helpers import brute_force_optimum, zscore
 
 
 def _rc(Z, pi, cuts, C):

@@ -7,7 +7,7 @@ import pytest
 
 from pysdcmicro.univariate import optimal_runs
 
-from ._helpers import brute_force_optimum, naive_sse
+from .._helpers import brute_force_optimum, naive_sse
 
 
 def _compositions(n, lo, hi):

@@ -30,7 +30,7 @@ from pysdcmicro.univariate import (
 )
 from pysdcmicro.univariate._tsp import _Search, exact_order, greedy_edge_order, improve_order, knn
 
-from ._helpers import assert_k_partition, brute_force_optimum, naive_sse, zscore
+from .._helpers import assert_k_partition, brute_force_optimum, naive_sse, zscore
 
 
 def _brute_path(Z, closed=False):
