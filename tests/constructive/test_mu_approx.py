@@ -1,7 +1,7 @@
 """mu-Approx (Domingo-Ferrer, Sebe, Solanas 2008; paper 002 in shared/papers): the SME running
 example, the invariants after each step, exact optima on small sets, the API.
 
-DECOMPOSE-COMPONENT's cases one by one: tests/test_mu_approx_decompose.py.
+DECOMPOSE-COMPONENT's cases one by one: tests/constructive/test_mu_approx_decompose.py.
 """
 
 from __future__ import annotations
