@@ -154,6 +154,7 @@ def test_every_method_keeps_missing_cells_missing_and_is_k_anonymous(census):
         assert res.info["missing_cells"] == int(data.isna().sum().sum())
 
 
+@pytest.mark.subprocess
 @needs_data
 @pytest.mark.slow
 def test_cli_every_method_on_census_with_missing_cells(tmp_path, census):

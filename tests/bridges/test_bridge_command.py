@@ -68,6 +68,7 @@ def test_list_methods_needs_no_r(capsys):
     assert all(len(line.split("\t")) == 2 and line.split("\t")[1] for line in lines)
 
 
+@pytest.mark.subprocess
 def test_building_the_parser_does_not_import_rpy2():
     out = subprocess.run([sys.executable, "-c", "import sys; from pysdcmicro.cli import _build_parser, main\n"
                           "_build_parser(); main(['sdcmicro', '--list-methods'])\n"
@@ -99,6 +100,7 @@ def test_unknown_method_and_option_fail_before_r_starts(tmp_path, capsys):
     assert not (tmp_path / "out.rds").exists()
 
 
+@pytest.mark.subprocess
 def test_missing_r_and_missing_rpy2(tmp_path):
     src = tmp_path / "in.rds"
     src.write_bytes(b"x")
@@ -169,6 +171,7 @@ def test_command_equals_the_bridge_and_sdcmicro(sdc, casc, tmp_path, capsys):
     assert ok, why
 
 
+@pytest.mark.subprocess
 def test_command_errors_with_sdcmicro(sdc, tmp_path, capsys):
     ro = sdc
     obj = ro.r("""function() {
@@ -203,6 +206,7 @@ def _r_has(package: str) -> bool:
     return out.stdout.strip().endswith("TRUE")
 
 
+@pytest.mark.subprocess
 @pytest.mark.slow
 def test_r_package_testthat(tmp_path):
     """R CMD INSTALL the package into a temporary library and run its testthat tests with this

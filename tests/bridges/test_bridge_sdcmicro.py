@@ -68,6 +68,7 @@ def _same(ro, a, b, tolerance=1e-9):
 # Import hygiene and error paths (no R needed)
 # --------------------------------------------------------------------------------------
 
+@pytest.mark.subprocess
 def test_import_pysdcmicro_never_imports_rpy2():
     out = _python("""
         import sys
@@ -84,6 +85,7 @@ def test_bridge_is_a_subpackage_of_pysdcmicro():
     assert bridge.__name__ == "pysdcmicro.bridges.sdcmicro"
 
 
+@pytest.mark.subprocess
 def test_r_not_found(tmp_path):
     out = _python("""
         from pysdcmicro.bridges import sdcmicro as b
@@ -98,6 +100,7 @@ def test_r_not_found(tmp_path):
     assert 'pip install "pysdcmicro[r]"' in out.stdout
 
 
+@pytest.mark.subprocess
 def test_rpy2_not_installed(tmp_path):
     out = _python("""
         import sys
@@ -113,6 +116,7 @@ def test_rpy2_not_installed(tmp_path):
     assert 'pip install "pysdcmicro[r]" (rpy2>=3.5.17,<3.6)' in out.stdout
 
 
+@pytest.mark.subprocess
 def test_rpy2_does_not_load_against_r():
     pytest.importorskip("rpy2", reason="rpy2 not installed")
     # rpy2 3.6 on R 4.2 fails while loading libR's symbols; fake that failure.
@@ -485,6 +489,7 @@ def test_minus_999_is_missing_for_sdcmicro_mdav(sdc):
     assert table.loc["mdav", "IL"] < table.loc["sdcMicro:mdav", "IL"]
 
 
+@pytest.mark.subprocess
 def test_starting_r_leaves_child_processes_working(r_only):
     # rpy2 puts R's library path into LD_LIBRARY_PATH when it starts R; a Python started
     # afterwards (process pools, Dask workers) could then load another libpython and fail.

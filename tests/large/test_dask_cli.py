@@ -146,6 +146,7 @@ _CTRL_C_SCRIPT = textwrap.dedent("""
 """)
 
 
+@pytest.mark.subprocess
 @pytest.mark.slow
 def test_ctrl_c_on_the_dask_path_writes_the_best_partition_with_status_limit(tmp_path):
     """SIGINT to the CLI while the blocks run on the cluster: within a few seconds the

@@ -304,6 +304,7 @@ def _shuffled_mdav(Z, k, ctx):
     return labels
 
 
+@pytest.mark.subprocess
 def test_same_seed_same_result_in_this_process_and_in_a_process_pool():
     X = make_synthetic(1200, 3, rng=11)
     serial = microaggregate(X, 3, method=_shuffled_mdav, blocks=200, n_jobs=1, rng=7)
@@ -373,6 +374,7 @@ def dask_client():
     cluster.close()
 
 
+@pytest.mark.subprocess
 def test_dask_cluster_gives_the_same_result_as_the_process_pool(dask_client):
     X = make_synthetic(1500, 3, kind="clustered", rng=12)
     pooled = microaggregate(X, 3, blocks=250, n_jobs=2, rng=3, method="mdav")
@@ -384,6 +386,7 @@ def test_dask_cluster_gives_the_same_result_as_the_process_pool(dask_client):
     np.testing.assert_array_equal(pooled.labels, by_address.labels)
 
 
+@pytest.mark.subprocess
 def test_dask_dataframe_in_dask_dataframe_out(dask_client):
     dd = pytest.importorskip("dask.dataframe")
     X = make_synthetic(800, 3, rng=13)
@@ -403,6 +406,7 @@ def test_dask_dataframe_in_dask_dataframe_out(dask_client):
     assert res.info["dask_frame"]["partitions"] == 3 and res.info["blocks"]["executor"] == "dask"
 
 
+@pytest.mark.subprocess
 def test_dask_is_optional_for_the_core():
     import subprocess
     import sys
@@ -428,6 +432,7 @@ def _cli(*args):
                           timeout=300)
 
 
+@pytest.mark.subprocess
 def test_cli_parquet_in_and_out_with_blocks(tmp_path):
     pytest.importorskip("pyarrow", reason="Parquet needs pysdcmicro[parquet]")
     import json
@@ -449,6 +454,7 @@ def test_cli_parquet_in_and_out_with_blocks(tmp_path):
     np.testing.assert_allclose(masked[["x", "y"]].to_numpy(), res.data[["x", "y"]].to_numpy(), rtol=1e-15)
 
 
+@pytest.mark.subprocess
 def test_cli_large_csv_reader_finds_numeric_columns_past_the_first_rows(tmp_path):
     n = 1500
     rng = np.random.default_rng(4)
@@ -478,6 +484,7 @@ def test_cli_large_csv_reader_finds_numeric_columns_past_the_first_rows(tmp_path
     assert proc.returncode == 2 and "column 'b' has a missing value (NaN) at row 1400" in proc.stderr
 
 
+@pytest.mark.subprocess
 def test_cli_bad_blocks_option(tmp_path):
     src = tmp_path / "in.csv"
     src.write_text("a,b\n1,2\n3,4\n5,6\n7,8\n")
@@ -561,6 +568,7 @@ if __name__ == "__main__":
 """
 
 
+@pytest.mark.subprocess
 @pytest.mark.slow
 def test_ctrl_c_with_worker_processes_returns_fast_without_worker_tracebacks(tmp_path):
     """SIGINT to the whole process group (what a terminal's Ctrl-C does): the run returns
@@ -608,6 +616,7 @@ def mine(Z, k, ctx):
 """
 
 
+@pytest.mark.subprocess
 @pytest.mark.slow
 @pytest.mark.parametrize("own_method", [False, True])
 def test_a_script_without_a_main_guard_runs_once_without_tracebacks(tmp_path, own_method):
@@ -720,6 +729,7 @@ def test_kernel_dispatch_is_thread_safe(monkeypatch):
         assert (got[0] is None) == (want is None)
 
 
+@pytest.mark.subprocess
 def test_same_partition_in_this_process_and_in_worker_processes():
     """The default improver (MDAV blocks + border repair), 1 process against 2 spawned
     worker processes (whose numba caches and imports are their own)."""

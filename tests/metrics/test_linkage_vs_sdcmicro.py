@@ -21,7 +21,7 @@ import pytest
 
 import pysdcmicro
 
-pytestmark = pytest.mark.r
+pytestmark = [pytest.mark.r, pytest.mark.subprocess]
 
 R_SCRIPT = r"""
 suppressMessages(library(sdcMicro))

@@ -92,6 +92,7 @@ def test_bad_rng_is_one_clear_line(rng, kind, text):
     assert "\n" not in str(err.value)
 
 
+@pytest.mark.subprocess
 def test_cli_negative_seed_is_one_error_line(tmp_path):
     path = tmp_path / "in.csv"
     pd.DataFrame(make_synthetic(20, 2, rng=0), columns=["a", "b"]).to_csv(path, index=False)
@@ -197,6 +198,7 @@ def test_default_variables_refuse_when_only_identifiers_are_left():
         microaggregate(df, 3)
 
 
+@pytest.mark.subprocess
 def test_cli_default_variables_warn_and_pass_identifiers_through(tmp_path):
     df = frame_with_identifiers()
     path, out_path = tmp_path / "in.csv", tmp_path / "out.csv"
@@ -283,6 +285,7 @@ def test_decomposition_message_says_what_ran():
                                   "local search two-swap")
 
 
+@pytest.mark.subprocess
 @pytest.mark.slow
 def test_two_core_portfolio_runs_restart_chains_that_exchange_the_best():
     """On 2 cores and n <= chains_max_n the worker runs its own restart chain on all the data
@@ -388,6 +391,7 @@ def test_interrupt_gathers_the_workers_answers():
     assert value == 2.0 and list(labels) == [0, 0, 0, 1, 1, 1]
 
 
+@pytest.mark.subprocess
 @pytest.mark.slow
 def test_ctrl_c_in_the_first_epoch_returns_the_workers_best(tmp_path):
     """Ctrl-C (here: KeyboardInterrupt raised from the progress callback, in the main thread,
@@ -477,6 +481,7 @@ def test_column_generation_worker_runs_the_cut_phase_at_k3():
     assert plan.cut_options(30.0, 4) == {}
 
 
+@pytest.mark.subprocess
 def test_blas_threads_sets_and_restores_blas_threads():
     # auto's calling process runs its chain with one BLAS thread while the workers run
     # (OpenBLAS's idle threads busy-wait and took the column-generation worker's core)
@@ -504,6 +509,7 @@ print("RESULT", res.status, res.message, flush=True)
 """
 
 
+@pytest.mark.subprocess
 @pytest.mark.slow
 def test_a_script_without_a_main_guard_runs_once_and_its_workers_answer(tmp_path):
     """The portfolio's workers never import the calling script: a script without ``if __name__

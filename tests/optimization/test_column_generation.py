@@ -312,6 +312,7 @@ def test_bad_options(option, value, message):
         column_generation(np.random.default_rng(0).normal(size=(10, 2)), 2, **{option: value})
 
 
+@pytest.mark.subprocess
 def test_decomposition_never_worse_than_its_start_and_independent_of_processes():
     X = np.random.default_rng(9).normal(size=(90, 3))
     a = decomposition(X, 3, s=3, processes=1, rng=5, **DET)

@@ -178,6 +178,7 @@ def test_plot_input_errors():
         pysdcmicro.report(pysdcmicro.microaggregate(make_synthetic(12, 2, rng=0), 3, method="mdav")).plot_scatter()
 
 
+@pytest.mark.subprocess
 def test_core_never_imports_matplotlib_and_works_without_it():
     script = textwrap.dedent("""
         import sys

@@ -13,7 +13,8 @@ import pytest
 import pysdcmicro
 
 BROWSER = next((shutil.which(b) for b in ("chromium", "chromium-browser", "google-chrome") if shutil.which(b)), None)
-pytestmark = pytest.mark.skipif(BROWSER is None, reason="no headless Chromium found (apt-get install chromium)")
+pytestmark = [pytest.mark.subprocess,
+              pytest.mark.skipif(BROWSER is None, reason="no headless Chromium found (apt-get install chromium)")]
 
 
 def _chromium(*args: str, timeout: int = 90) -> subprocess.CompletedProcess:
