@@ -43,7 +43,10 @@ SUBPROCESS_TESTS: dict[str, set[str] | str] = {
 
 
 def pytest_itemcollected(item):
-    """Marks the tests of ``SUBPROCESS_TESTS`` `subprocess` (before `-m` selects)."""
+    """Marks the tests of ``SUBPROCESS_TESTS`` `subprocess`, and every test that uses R through
+    the ``sdcmicro_r`` fixture `r` (before `-m` selects)."""
+    if "sdcmicro_r" in getattr(item, "fixturenames", ()):
+        item.add_marker(pytest.mark.r)
     try:
         module = Path(str(item.path)).resolve().relative_to(REPO / "tests").as_posix()
     except ValueError:
