@@ -4,6 +4,7 @@ test process, the markers of the modules listed in ``MARKERS``."""
 from __future__ import annotations
 
 import os
+import signal
 import tempfile
 from pathlib import Path
 
@@ -22,6 +23,11 @@ except ImportError:  # pragma: no cover
     pass
 
 REPO = Path(__file__).resolve().parents[1]
+
+# The Ctrl-C tests need Python's own SIGINT handling in this process and in the processes it
+# starts; a shell that starts the run in the background hands it SIGINT ignored.
+if signal.getsignal(signal.SIGINT) is signal.SIG_IGN:
+    signal.signal(signal.SIGINT, signal.default_int_handler)
 
 # Markers of tests in modules that do not carry them themselves: module path (from tests/) ->
 # marker -> the names of the module's tests that carry it, or "*" for every test of the module.
