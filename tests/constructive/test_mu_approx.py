@@ -336,6 +336,7 @@ def _table_sets(kind, seed):
     return np.vstack([rng.normal(m, 1, size=(s, 13)) for s, m in zip(sizes, means)])
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("kind,k", [("table7", 3), ("table8", 5)])
 def test_n16_never_below_exact_optimum(kind, k):
     # Raw values, as the paper's Tables 6-8 (SSE in the units of the simulated data).

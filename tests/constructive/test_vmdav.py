@@ -417,6 +417,7 @@ def test_screened_path_equals_numpy_path_with_duplicated_rows():
         assert a[1] == b[1]
 
 
+@pytest.mark.slow
 @_needs_numba
 def test_compiled_rounds_on_two_threads_equal_one_thread():
     """The scans split over threads (the seed pass with its k-th smallest, the e_min
