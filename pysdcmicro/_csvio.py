@@ -11,7 +11,7 @@ joined there, in chunks of rows. Anything it does not handle exactly the way pan
 :func:`read_float_columns` reads chosen columns of such a file back as float64 with
 pyarrow's CSV reader (multi-threaded, correctly rounded) or, without it, pandas' C parser.
 
-The byte-for-byte equality with pandas is what ``tests/test_cli_files.py`` checks, on text
+The byte-for-byte equality with pandas is what ``tests/cli/test_cli_files.py`` checks, on text
 columns with quotes, commas, newlines, empty cells, leading zeros, ``NA`` spellings and on
 floats over the whole range of float64.
 """

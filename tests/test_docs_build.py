@@ -18,6 +18,7 @@ DOCS = REPO / "docs"
 NEEDED = ("sphinx", "furo", "numpydoc", "myst_parser", "matplotlib")
 
 
+@pytest.mark.subprocess
 @pytest.mark.slow
 def test_sphinx_builds_without_warnings_and_documents_every_public_name(tmp_path):
     missing = [m for m in NEEDED if importlib.util.find_spec(m) is None]

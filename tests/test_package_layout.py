@@ -93,6 +93,7 @@ def _fresh_python(code: str) -> str:
     return out.stdout.strip()
 
 
+@pytest.mark.subprocess
 def test_import_pysdcmicro_imports_nothing_heavy():
     heavy = _fresh_python(
         "import sys, pysdcmicro\n"
@@ -121,6 +122,7 @@ def _copy_source(dst: Path) -> None:
         n for n in names if n in skip or n.endswith(".egg-info")])
 
 
+@pytest.mark.subprocess
 @pytest.mark.slow
 def test_wheel_holds_the_one_package_with_its_bridges(tmp_path):
     src, dist = tmp_path / "src", tmp_path / "dist"

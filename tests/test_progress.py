@@ -121,6 +121,7 @@ def _interrupt(proc: subprocess.Popen) -> tuple[str, str]:
     return out, err
 
 
+@pytest.mark.subprocess
 def test_ctrl_c_returns_the_best_partition_with_status_limit():
     script = SLOW_METHOD + textwrap.dedent("""
         import json
@@ -144,6 +145,7 @@ def test_ctrl_c_returns_the_best_partition_with_status_limit():
     assert got["il"] == pytest.approx(100 * naive_sse(Z, runs) / (39.0), rel=1e-9)
 
 
+@pytest.mark.subprocess
 def test_ctrl_c_in_the_cli_writes_the_incumbent_and_a_report(tmp_path):
     data = tmp_path / "in.csv"
     make_demo_data(60, rng=1).to_csv(data, index=False)
@@ -191,6 +193,7 @@ def csv_in(tmp_path):
     return path
 
 
+@pytest.mark.subprocess
 def test_cli_progress_is_silent_when_piped(tmp_path, csv_in):
     proc = subprocess.run([sys.executable, "-c", CHATTY, str(csv_in), str(tmp_path / "o.csv")],
                           capture_output=True, text=True, timeout=120)
@@ -218,6 +221,7 @@ def _run_on_pty(args):
     return proc.returncode, b"".join(chunks).decode()
 
 
+@pytest.mark.subprocess
 def test_cli_progress_on_a_terminal_is_one_updating_line(tmp_path, csv_in):
     pytest.importorskip("pty")
     code, err = _run_on_pty([sys.executable, "-c", CHATTY, str(csv_in), str(tmp_path / "o.csv")])

@@ -35,6 +35,7 @@ def test_there_are_vignettes():
     assert "01_getting_started.py" in NAMES
 
 
+@pytest.mark.subprocess
 @pytest.mark.parametrize("name", NAMES)
 def test_vignette_runs_in_the_fast_setting(name, tmp_path):
     pytest.importorskip("matplotlib")

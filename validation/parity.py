@@ -29,7 +29,7 @@ duplicated records, constant columns, rescaled columns and, for ``mdav-missing``
 :data:`DOCUMENTED` explains is counted apart; any other one is a failure (exit status 1).
 
 Nothing here is imported by the package; the test suite runs :func:`run` on a few seeds
-(``tests/test_parity_sdcmicro.py``).
+(``tests/bridges/test_parity_sdcmicro.py``).
 """
 
 from __future__ import annotations

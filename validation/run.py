@@ -112,7 +112,7 @@ def sdcmicro_mdav(ctx):
 
 
 # V-MDAV: the published values come from fixed-gamma implementations; these gammas reproduce
-# them (tests/test_vmdav.py holds the intervals of gamma that do).
+# them (tests/constructive/test_vmdav.py holds the intervals of gamma that do).
 _VMDAV = [("census", 3, 0.2, "Maya 2022 V-MDAV"), ("census", 5, 0.2, "Maya 2022 V-MDAV"),
           ("census", 10, 0.2, "Maya 2022 V-MDAV"), ("census", 5, 0.45, "Castro 2022 VMDAV"),
           ("census", 10, 0.45, "Castro 2022 VMDAV"), ("tarragona", 3, 0.55, "Castro 2022 VMDAV")]

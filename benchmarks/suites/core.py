@@ -13,7 +13,7 @@ for dataset in ("tarragona", "census", "eia"):
         CASES.append({"dataset": dataset, "k": k, "method": "vmdav", "reference": "Maya 2022 V-MDAV",
                       "label": "vmdav (default gamma=0.5)"})
 
-# The gammas that reproduce published V-MDAV values (tests/test_vmdav.py has the intervals).
+# The gammas that reproduce published V-MDAV values (tests/constructive/test_vmdav.py has the intervals).
 for dataset, k, gamma, reference in [
     ("census", 3, 0.2, "Maya 2022 V-MDAV"),
     ("census", 5, 0.2, "Maya 2022 V-MDAV"),

@@ -7,7 +7,7 @@ group costs no Python calls. Every decision is the one of the numpy rounds
 * exact squared distances are direct differences summed in the order of numpy's
   ``einsum("ij,ij->i", diff, diff)`` on this platform's baseline build (two SSE2 lanes, even
   and odd coordinates, unrolled by eight from the back, lanes added last; see
-  :func:`_sqd`); ``tests/test_vmdav.py`` checks the equality bit for bit on every d up to 24;
+  :func:`_sqd`); ``tests/constructive/test_vmdav.py`` checks the equality bit for bit on every d up to 24;
 * the float32 screening and its bound E are those of :mod:`._mdav_numba` (the passes, the
   k-th smallest, the removal by swapping); only the records the screening cannot rule out
   are measured exactly, and the tie rules read record indices, never slots.

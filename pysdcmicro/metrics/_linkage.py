@@ -117,7 +117,7 @@ def record_linkage_risk(original: Any, masked: Any, *, variables: Any = None, to
     ``recordLinkage()`` (in sdcMicro 5.8.1 as installed from CRAN in 2026) is the *global*
     one-to-one linkage of Herranz et al. (2015), a different measure; from its Euclidean
     distance matrix and its ``n_best`` (released records at the minimal distance) the
-    per-record ``p_i`` here is recomputed exactly (``tests/test_linkage_vs_sdcmicro.py``).
+    per-record ``p_i`` here is recomputed exactly (``tests/metrics/test_linkage_vs_sdcmicro.py``).
 
     Exact ties matter after microaggregation, where many released records coincide: the
     released records are first reduced to their distinct points with multiplicities, a
