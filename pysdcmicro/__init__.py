@@ -17,10 +17,9 @@ Quick start
 # imports no other module at all, so the command line guards its start-up against Ctrl-C
 # before anything heavy is imported (see ``pysdcmicro.__main__``).
 
-from ._version import __version__
-
 # Each public name and the module that defines it (relative to this package).
 _LAZY = {
+    "__version__": "._version",
     "microaggregate": "._api",
     "Microaggregator": "._api",
     "ProgressEvent": "._context",

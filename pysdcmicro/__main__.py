@@ -9,8 +9,13 @@ it is done, a recorded Ctrl-C ends the run before anything is read, and Python's
 handler is back for the command itself, which turns Ctrl-C into its own one-line exits.
 """
 
-import signal
 import sys
+
+try:
+    import signal
+except KeyboardInterrupt:  # pragma: no cover - a SIGINT in the first microseconds of our code
+    sys.stderr.write("pysdcmicro: interrupted while starting; no output file was written or changed\n")
+    raise SystemExit(130) from None
 
 __all__ = ["main"]
 
