@@ -1,5 +1,5 @@
 """Shared fixtures: the CASC data folder, hypothesis profiles, a temporary folder of each
-test process, the markers of the modules listed in ``MARKERS``."""
+test process, `r` for the tests that use R."""
 
 from __future__ import annotations
 
@@ -29,43 +29,11 @@ REPO = Path(__file__).resolve().parents[1]
 if signal.getsignal(signal.SIGINT) is signal.SIG_IGN:
     signal.signal(signal.SIGINT, signal.default_int_handler)
 
-# Markers of tests in modules that do not carry them themselves: module path (from tests/) ->
-# marker -> the names of the module's tests that carry it (a name with its parameters in brackets
-# names one case), or "*" for every test of the module.
-MARKERS: dict[str, dict[str, set[str] | str]] = {
-    "cli/test_cli.py": {"subprocess": "*"},
-    "cli/test_cli_files.py": {"subprocess": {"test_entry_point_exit_codes_and_no_file_created",
-                                             "test_real_sigint_in_a_subprocess_exits_130_without_traceback"},
-                              "slow": {"test_many_columns_no_fragmentation_warnings"}},
-    "cli/test_cli_report.py": {"subprocess": {
-        "test_report_json_has_k_anonymity_utility_and_risk_of_the_written_file", "test_stdout_output_is_checked_too",
-        "test_report_command", "test_report_command_errors", "test_demo_writes_masked_csv_and_reports",
-        "test_readme_two_commands_give_a_masked_csv_and_its_report"}},
-    "cli/test_hostile.py": {"subprocess": {"test_ctrl_c_during_autos_portfolio_writes_the_whole_data_incumbent"}},
-    "cli/test_interrupts.py": {"subprocess": {
-        "test_entry_module_imports_nothing_heavy", "test_entry_runs_the_command",
-        "test_python_m_pysdcmicro_runs_the_command", "test_python_m_other_module_keeps_pythons_ctrl_c",
-        "test_ctrl_c_at_start_up_is_one_line_not_a_traceback"}},
-    "local_search/test_local_search.py": {
-        "subprocess": {"test_cli_improve_and_icsm"},
-        "slow": {"test_icsm_single_run_reaches_table_2",
-                 "test_two_swap_reaches_a_true_local_optimum_from_every_start[9-3-3]"}},
-}
-
-
 def pytest_itemcollected(item):
-    """Adds the markers of ``MARKERS``, and `r` to every test that uses R through the
-    ``sdcmicro_r`` fixture (before `-m` selects)."""
+    """Adds `r` to every test that uses R through the ``sdcmicro_r`` fixture (before `-m`
+    selects)."""
     if "sdcmicro_r" in getattr(item, "fixturenames", ()):
         item.add_marker(pytest.mark.r)
-    try:
-        module = Path(str(item.path)).resolve().relative_to(REPO / "tests").as_posix()
-    except ValueError:
-        return
-    name = getattr(item, "originalname", item.name)
-    for marker, names in MARKERS.get(module, {}).items():
-        if names == "*" or name in names or item.name in names:
-            item.add_marker(getattr(pytest.mark, marker))
 
 
 @pytest.fixture(scope="session", autouse=True)

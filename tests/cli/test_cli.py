@@ -13,6 +13,8 @@ import pytest
 
 from .._helpers import naive_sse, naive_sst, zscore
 
+pytestmark = pytest.mark.subprocess  # every test here runs the command as a process
+
 CSV = """\
 id,name,x,y,code
 1,"Smith, J",1.5,10,007

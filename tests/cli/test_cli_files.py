@@ -333,6 +333,7 @@ _SIGNAL_SCRIPT = textwrap.dedent("""
 """)
 
 
+@pytest.mark.subprocess
 def test_real_sigint_in_a_subprocess_exits_130_without_traceback(tmp_path, data):
     command = [sys.executable, "-c", _SIGNAL_SCRIPT, "microaggregate", str(data), "--k", "2",
                "-o", str(tmp_path / "o.csv"), "--report", str(tmp_path / "r.json")]
@@ -349,6 +350,7 @@ def test_real_sigint_in_a_subprocess_exits_130_without_traceback(tmp_path, data)
 
 # --- the real entry point: exit codes, one line, nothing created --------------------------
 
+@pytest.mark.subprocess
 def test_entry_point_exit_codes_and_no_file_created(tmp_path, data):
     proc = run("microaggregate", data, "--k", 2, "-o", data)
     assert proc.returncode == 2 and data.read_text() == CSV
@@ -413,6 +415,7 @@ def test_plain_text_columns_do_not_warn(tmp_path, data, capsys):
     assert [line for line in err.splitlines() if not line.startswith(_DEFAULTS_NOTE)] == []  # "Smith, J", "Lee": not numbers
 
 
+@pytest.mark.slow
 def test_many_columns_no_fragmentation_warnings(tmp_path, capsys, monkeypatch):
     """150 columns (the flood began above 100: 400 warnings for 500 columns, from the released
     values read back one column at a time) and read_table's columns parsed after the sniffed

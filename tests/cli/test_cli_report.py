@@ -34,6 +34,7 @@ def data_csv(tmp_path):
     return path
 
 
+@pytest.mark.subprocess
 def test_report_json_has_k_anonymity_utility_and_risk_of_the_written_file(tmp_path, data_csv):
     out, rep, page = tmp_path / "out.csv", tmp_path / "rep.json", tmp_path / "rep.html"
     proc = run("microaggregate", data_csv, "--k", 3, "--variables", ",".join(QI), "--output", out,
@@ -82,6 +83,7 @@ def test_k_anonymity_is_checked_on_the_written_bytes(tmp_path, data_csv, monkeyp
                                                "3-anonymous")
 
 
+@pytest.mark.subprocess
 def test_stdout_output_is_checked_too(data_csv, tmp_path):
     rep = tmp_path / "rep.json"
     proc = run("microaggregate", data_csv, "--k", 4, "--variables", ",".join(QI), "--report", rep)
@@ -92,6 +94,7 @@ def test_stdout_output_is_checked_too(data_csv, tmp_path):
     assert metrics.is_k_anonymous(written, 4, variables=QI)
 
 
+@pytest.mark.subprocess
 def test_report_command(tmp_path, data_csv):
     out = tmp_path / "out.csv"
     run("microaggregate", data_csv, "--k", 3, "--method", "mdav", "--variables", ",".join(QI), "--output", out, "-q")
@@ -113,6 +116,7 @@ def test_report_command(tmp_path, data_csv):
     assert proc.returncode == 0 and "k not given" in proc.stdout
 
 
+@pytest.mark.subprocess
 def test_report_command_errors(tmp_path, data_csv):
     short = tmp_path / "short.csv"
     pd.read_csv(data_csv).iloc[:10].to_csv(short, index=False)
@@ -123,6 +127,7 @@ def test_report_command_errors(tmp_path, data_csv):
     assert proc.returncode == 2 and "does not exist" in proc.stderr
 
 
+@pytest.mark.subprocess
 def test_demo_writes_masked_csv_and_reports(tmp_path):
     proc = run("demo", "--n", 120, "--original", "o.csv", "--output", "m.csv", "--report", "r.json", "--html",
                "r.html", cwd=tmp_path)
@@ -141,6 +146,7 @@ def _readme_report_commands() -> list[str]:
     return [line.split("#", 1)[0].strip() for line in block.splitlines() if line.strip()]
 
 
+@pytest.mark.subprocess
 def test_readme_two_commands_give_a_masked_csv_and_its_report(tmp_path):
     """The README's Report section: install, then one command to a masked CSV and its report."""
     install, command = _readme_report_commands()

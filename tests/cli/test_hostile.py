@@ -332,6 +332,7 @@ def test_interrupt_before_any_partition_still_releases():
     check_release(X, res, 4)
 
 
+@pytest.mark.subprocess
 @pytest.mark.slow
 def test_ctrl_c_during_autos_portfolio_writes_the_whole_data_incumbent(tmp_path):
     """SIGINT to the process group (as a terminal sends it) while method auto's portfolio

@@ -48,6 +48,7 @@ def _interrupt(cmd: list[str], delay: float, timeout: float = 60.0) -> tuple[int
     return proc.returncode, err.decode(errors="replace"), time.monotonic() - sent
 
 
+@pytest.mark.subprocess
 def test_entry_module_imports_nothing_heavy():
     code = ("import sys, pysdcmicro.__main__; heavy = [m for m in ('numpy', 'pandas', 'pysdcmicro.cli') "
             "if m in sys.modules]; print(heavy)")
@@ -55,17 +56,20 @@ def test_entry_module_imports_nothing_heavy():
     assert out.strip() == "[]"
 
 
+@pytest.mark.subprocess
 def test_entry_runs_the_command():
     proc = subprocess.run([*_entry_command(), "--version"], capture_output=True, text=True, timeout=120)
     assert proc.returncode == 0 and proc.stdout.startswith("pysdcmicro ")
 
 
+@pytest.mark.subprocess
 def test_python_m_pysdcmicro_runs_the_command():
     proc = subprocess.run([sys.executable, "-m", "pysdcmicro", "--version"], capture_output=True, text=True,
                           timeout=120)
     assert proc.returncode == 0 and proc.stdout.startswith("pysdcmicro "), proc.stderr
 
 
+@pytest.mark.subprocess
 def test_python_m_other_module_keeps_pythons_ctrl_c(tmp_path):
     """The ``-m`` start-up guard is for ``python -m pysdcmicro`` only: another module run with
     ``-m`` that imports the package keeps Python's own SIGINT handler."""
@@ -80,6 +84,7 @@ def test_python_m_other_module_keeps_pythons_ctrl_c(tmp_path):
 @pytest.mark.slow
 @pytest.mark.parametrize("entry, delay", [("script", d) for d in (0.05, 0.2, 0.5, 1.0, 1.5)]
                          + [("module", d) for d in (0.2, 1.0)])
+@pytest.mark.subprocess
 def test_ctrl_c_at_start_up_is_one_line_not_a_traceback(tmp_path, entry, delay):
     data = tmp_path / "in.csv"
     rng = np.random.default_rng(0)

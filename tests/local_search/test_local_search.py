@@ -199,7 +199,8 @@ def _improving_migration_exists(Z, labels, k, tol=1e-7):
     return False
 
 
-@pytest.mark.parametrize("n,k,seed", [(6, 2, 0), (7, 2, 1), (8, 3, 2), (9, 3, 3)])
+@pytest.mark.parametrize("n,k,seed", [(6, 2, 0), (7, 2, 1), (8, 3, 2),
+                                     pytest.param(9, 3, 3, marks=pytest.mark.slow)])
 def test_two_swap_reaches_a_true_local_optimum_from_every_start(n, k, seed):
     """Every k-partition of a tiny set (blocks of k..2k-1) is a start; the two-swap result
     has no improving swap (brute force over all pairs), the same group sizes, and with
@@ -494,6 +495,7 @@ def test_icsm_option_errors(options, match):
         microaggregate(_blobs(n=30), 3, method="icsm", **options)
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("k,published", [(3, 14.81), (5, 20.69)])
 def test_icsm_single_run_reaches_table_2(casc, k, published):
     """Paper 003, Table 2 (ICSM from MDAV, one run): Tarragona IL 14.81 (k=3), 20.69 (k=5).
@@ -518,6 +520,7 @@ def test_icsm_single_run_reaches_table_2_slow(casc, name, k, published):
 # ---------------------------------------------------------------------------
 # CLI
 # ---------------------------------------------------------------------------
+@pytest.mark.subprocess
 def test_cli_improve_and_icsm(tmp_path):
     X = _blobs(n=40, d=2, seed=3)
     path = tmp_path / "in.csv"
