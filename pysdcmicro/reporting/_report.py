@@ -165,7 +165,7 @@ class Report:
             }
         if self.method is not None:
             out.update({"method": self.method, "status": self.status, "message": self.message,
-                        "seconds": self.seconds})
+                        "seconds": self.seconds, "settings": self.settings})
         return _jsonable(out)
 
     def headline(self) -> list[dict]:

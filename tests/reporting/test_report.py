@@ -48,6 +48,7 @@ def test_report_numbers_are_the_metrics(demo):
     assert d["k_anonymity"]["min_class_size"] == int(rep.class_sizes.min())
     assert sum(s * c for s, c in map(lambda kv: (int(kv[0]), kv[1]), d["k_anonymity"]["class_size_counts"].items())) == 150
     assert d["method"] == "mdav" and d["status"] == "done"
+    assert d["settings"]["k"] == 3 and d["settings"] == json.loads(json.dumps(res.to_dict()))["settings"]
     assert repr(rep).startswith("Report(method='mdav', n=150, variables=5, k=3, k_anonymous=True, information_loss=")
 
 
