@@ -291,9 +291,19 @@ def _solve_strata(job: Job, prep: Prepared, options: dict, root: Context):
         if sol.message:
             messages.append(f"[{ds.strata_names[s]}] {sol.message}")
         bounds.append(sol.lower_bound)
-        infos.append({"stratum": ds.strata_names[s], "n": int(rows.size), **sol.info})
+        infos.append({"stratum": ds.strata_names[s], "n": int(rows.size), "status": sol.status,
+                      "message": sol.message, **sol.info})
     lower = None if any(b is None for b in bounds) else float(sum(bounds))
-    return labels, worst_status(statuses), "; ".join(messages), lower, {"strata": infos}
+    return labels, worst_status(statuses), _strata_message(messages, statuses), lower, {"strata": infos}
+
+
+def _strata_message(messages: list[str], statuses: list[str]) -> str:
+    """The strata's messages, joined while they are few; otherwise the first and a count, so
+    that a status line stays one line (each stratum's message is in ``info["strata"]``)."""
+    if len(messages) <= 3:
+        return "; ".join(messages)
+    counts = ", ".join(f"{statuses.count(s)} {s}" for s in dict.fromkeys(statuses))
+    return f"{len(statuses)} strata ({counts}); {messages[0]}; ... (each stratum's message in info['strata'])"
 
 
 def release(job: Job, prep: Prepared, part: Partitioned) -> Released:

@@ -215,3 +215,12 @@ def test_cli_too_small_stratum(tmp_path, capsys):
     assert code == 2
     err = capsys.readouterr().err
     assert "pysdcmicro: error: stratum region=islands has 1 record; every stratum needs at least k=3" in err
+
+
+def test_many_strata_give_a_one_line_message_and_each_strata_message_in_info():
+    rng = np.random.default_rng(3)
+    df = pd.DataFrame({"s": np.repeat(np.arange(12), 9), "x": rng.normal(size=108), "y": rng.normal(size=108)})
+    res = pysdcmicro.microaggregate(df, 3, variables=["x", "y"], strata="s", method="auto")
+    strata = res.info["strata"]
+    assert len(strata) == 12 and all(s["message"].startswith("auto") and s["status"] == "done" for s in strata)
+    assert res.message.startswith("12 strata (12 done); [s=0] auto") and len(res.message) < 400
