@@ -46,6 +46,12 @@ def _fmt(value: Any, digits: int = 4) -> str:
     return _e(value)
 
 
+def _corr(value: Any) -> str:
+    """A correlation: four decimals, the same on every cell of a table (1.0000, 0.1235)."""
+    v = float(value)
+    return f"{v:.4f}" if np.isfinite(v) else "undefined"
+
+
 def _rows(pairs: list[tuple[str, str]]) -> str:
     return "".join(f"<tr><td>{_e(k)}</td><td>{v}</td></tr>" for k, v in pairs)
 
@@ -80,7 +86,8 @@ def _headline(rep, title: str) -> str:
 
 def render_body(rep, *, plots: bool | None = None) -> str:
     parts: list[str] = []
-    title = "Release report" + (f": {rep.method}" if rep.method else "")
+    title = (f"Release report: {rep.n:,} records, k = {rep.k}, {len(rep.variables)} variables"
+             + (f", method {rep.method}" if rep.method else ""))
     parts.append(_headline(rep, title))
     parts.append("<h2>The data</h2>")
     facts = [("records x variables", f"{rep.n} x {len(rep.variables)}"),
@@ -110,7 +117,7 @@ def render_body(rep, *, plots: bool | None = None) -> str:
             f"<p>Interval disclosure risk: <b>{100 * r['interval_disclosure']:.2f} %</b> of the records "
             f"({r['records_at_risk']}) have every original value within {r['sd_fraction']:g} standard deviations "
             f"of the released one. <span class='note'>sdcMicro's <code>dRisk</code>, which sdcMicro prints as the "
-            f"upper end of the disclosure risk interval [0 %; x %].</span></p>")
+            f"upper end of its disclosure risk interval, [0 %; {100 * r['interval_disclosure']:.2f} %].</span></p>")
         link = r.get("record_linkage")
         if link is not None:
             parts.append(
@@ -171,13 +178,13 @@ def render_body(rep, *, plots: bool | None = None) -> str:
     if rep.correlations is not None and rep.correlations["pair"] is not None:
         c = rep.correlations
         a, b = c["pair"]
-        parts.append(f"<p>Largest change of a correlation: {_fmt(c['max_abs_change'])} ({_e(a)} ~ {_e(b)}: "
-                     f"{_fmt(c['original'].loc[a, b])} &rarr; {_fmt(c['masked'].loc[a, b])}).</p>")
+        parts.append(f"<p>Largest change of a correlation: {_corr(c['max_abs_change'])} ({_e(a)} ~ {_e(b)}: "
+                     f"{_corr(c['original'].loc[a, b])} &rarr; {_corr(c['masked'].loc[a, b])}).</p>")
         if len(rep.variables) <= 12:
             for which in ("original", "masked"):
                 m = c[which]
                 head = "".join(f"<th>{_e(v)}</th>" for v in m.columns)
-                body = "".join(f"<tr><td>{_e(i)}</td>" + "".join(f"<td>{_fmt(v)}</td>" for v in row) + "</tr>"
+                body = "".join(f"<tr><td>{_e(i)}</td>" + "".join(f"<td>{_corr(v)}</td>" for v in row) + "</tr>"
                                for i, row in zip(m.index, m.to_numpy()))
                 parts.append(f"<p class='note'>Correlations, {which}:</p><table><tr><th></th>{head}</tr>{body}</table>")
     if rep.settings:

@@ -485,14 +485,16 @@ def plot_pca(original: Any, masked: Any, *, variables: Any = None, max_points: i
     ax.scatter(P[:, 0], P[:, 1], s=9, color=_ORIGINAL, alpha=0.7, label="original", zorder=2, linewidths=0)
     ax.scatter(Pm[:, 0], Pm[:, 1], s=24, color=_MASKED, marker="D", label="released", zorder=3,
                edgecolors="white", linewidths=0.5)
+    scales = {}
     for axis, values in (("x", np.concatenate([P[:, 0], Pm[:, 0]])), ("y", np.concatenate([P[:, 1], Pm[:, 1]]))):
         scale, kw = _axis_scale(values)
         if scale == "log":  # scores have both signs in general; a symmetric log keeps them
             scale, kw = "symlog", {"linthresh": _decade(float(np.median(np.abs(values))))}
         _set_scale(ax, axis, scale, kw, values)
+        scales[axis] = {"linear": "", "log": "; log scale", "symlog": "; signed log scale"}[scale]
     ax.autoscale_view()
-    ax.set_xlabel(f"first principal component ({share[0]:.0f} % of the variance)")
-    ax.set_ylabel(f"second principal component ({share[1]:.0f} % of the variance)")
+    ax.set_xlabel(f"first principal component ({share[0]:.0f} % of the variance{scales['x']})")
+    ax.set_ylabel(f"second principal component ({share[1]:.0f} % of the variance{scales['y']})")
     ax.legend(loc="best", frameon=False)
     ax.set_title(title or f"Original and released records, {int(keep.sum())} variables{note}")
     ax.grid(True, alpha=0.25)
