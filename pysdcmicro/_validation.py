@@ -9,6 +9,7 @@ from __future__ import annotations
 import difflib
 import math
 import numbers
+import re
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -575,7 +576,17 @@ def default_variables(frame: pd.DataFrame, numeric: list, *, stacklevel: int = 2
             continue
         why = identifier_reason(values, c)
         (left.append((c, why)) if why else chosen.append(c))
+    calendar = [c for c in chosen if _calendar_like(c)]
+    note = ""
+    if calendar:
+        note = (f" {', '.join(_col_name(c) for c in calendar)} look{'s' if len(calendar) == 1 else ''} like a "
+                "calendar field (averaging dates rarely protects anything): name the columns in `variables` "
+                "(--variables) to leave it out.")
+    if not left and not calendar:
+        return chosen
     if not left:
+        warnings.warn(f"default variables: microaggregating {', '.join(_col_name(c) for c in chosen)};{note}",
+                      IdentifierColumnWarning, stacklevel=stacklevel)
         return chosen
     out = "; ".join(f"{_col_name(c)} ({why})" for c, why in left)
     if not chosen and all(why == "constant" for _, why in left):
@@ -587,6 +598,15 @@ def default_variables(frame: pd.DataFrame, numeric: list, *, stacklevel: int = 2
         )
     warnings.warn(
         f"default variables: microaggregating {', '.join(_col_name(c) for c in chosen)}; left out {out}; "
-        "name them in `variables` (--variables) to include them.",
+        "name them in `variables` (--variables) to include them." + note,
         IdentifierColumnWarning, stacklevel=stacklevel)
     return chosen
+
+
+_CALENDAR_WORDS = {"year", "month", "day", "date", "week", "quarter", "yr", "mon", "yyyy", "mm", "dd"}
+
+
+def _calendar_like(column: Any) -> bool:
+    """Whether a column's name is a calendar field's (``MONTH``, ``year``, ``survey_date``)."""
+    words = re.split(r"[^a-z]+", str(column).lower())
+    return any(w in _CALENDAR_WORDS for w in words if w)

@@ -181,3 +181,19 @@ def test_input_frame_never_mutated_even_on_error(df):
     microaggregate(df, 3)
     pd.testing.assert_frame_equal(df, before)
     pd.testing.assert_frame_equal(df2, before2)
+
+
+def test_a_calendar_field_in_the_default_variables_is_named():
+    import warnings
+
+    rng = np.random.default_rng(0)
+    df = pd.DataFrame({"MONTH": rng.integers(1, 13, 60), "income": rng.normal(size=60), "sales": rng.normal(size=60)})
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        pysdcmicro.microaggregate(df, 3, method="mdav")
+    text = " ".join(str(w.message) for w in caught)
+    assert "'MONTH' looks like a calendar field" in text
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        pysdcmicro.microaggregate(df[["income", "sales"]], 3, method="mdav")
+    assert not [w for w in caught if "calendar" in str(w.message)]
