@@ -284,7 +284,7 @@ microaggregate <- microaggregation
   out <- data[, variables, drop = FALSE]
   for (v in variables) out[[v]] <- as.numeric(if (v %in% masked_vars) mx[, v] else data[[v]])
   # sdcMicro's sorting methods keep the input's row names; its mdav numbers the rows
-  if (method %in% .sdc_methods && method != "mdav") attr(out, "row.names") <- attr(obj, "row.names")
+  if (method %in% .sdc_methods && method != "mdav") attr(out, "row.names") <- as.character(rownames(obj))
   structure(list(x = if (is.null(strata)) data[, variables, drop = FALSE] else data, mx = out, method = method,
                  aggr = aggr, measure = measure), class = "micro")
 }
