@@ -514,15 +514,16 @@ def test_interrupt_in_the_block_phase_keeps_solved_blocks_and_splits_the_rest():
 
 def test_interrupt_while_the_blocks_are_split_does_not_wait_for_the_split(monkeypatch):
     """Ctrl-C while the split thread is still cutting blocks (3-4 s at 10^6): the blocks cut
-    so far are kept, the records not yet in a block get a quick split at once (issue 19)."""
+    so far are kept, the records not yet in a block get a quick split at once."""
     import threading
 
     real = _blocked.iter_principal_blocks
-    hold = threading.Event()
+    hold, two_cut = threading.Event(), threading.Event()
 
     def slow_split(Z, k, block_size, roots):
         for i, rows in enumerate(real(Z, k, block_size, roots)):
             if i == 2:
+                two_cut.set()
                 hold.wait(30)  # the rest of the split "takes long"
             yield rows
 
@@ -531,6 +532,7 @@ def test_interrupt_while_the_blocks_are_split_does_not_wait_for_the_split(monkey
 
     def progress(event):
         if event.stage == "blocks" and event.iteration:
+            two_cut.wait(30)  # the split has cut its first blocks, however loaded the machine
             raise KeyboardInterrupt
 
     try:
