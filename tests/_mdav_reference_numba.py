@@ -1,5 +1,5 @@
 """Reference for the tests: the compiled MDAV rounds as they were before the float32 screening
-(issue 20, commit ea44d5d), kept verbatim so the new rounds can be compared with them group for
+(commit ea44d5d), kept verbatim so the new rounds can be compared with them group for
 group. Not used by the package.
 
 The rounds of :func:`._mdav._dense_labels` fused into passes over the remaining records:

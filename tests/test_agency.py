@@ -1,4 +1,4 @@
-"""Agency data as it comes (issue 15): missing values, rounded releases, measure, sampling
+"""Agency data as it comes: missing values, rounded releases, measure, sampling
 weights, groups of variables; through the API and the CLI.
 
 Every k-anonymity claim is checked here independently of pysdcmicro's own checker: a plain

@@ -1,4 +1,4 @@
-"""The release check's row classes (issue 19): exact k-anonymity in O(n p) time and O(n)
+"""The release check's row classes: exact k-anonymity in O(n p) time and O(n)
 extra memory, by 64-bit row hashes verified row by row against a representative.
 
 The hash only makes it fast: a collision must never merge two different rows into one

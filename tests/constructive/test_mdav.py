@@ -109,7 +109,7 @@ def test_never_below_brute_force_optimum(seed, k):
     assert naive_sse(zscore(X), res.labels) == pytest.approx(res.sse)
 
 
-# --------------------------------------------------------------------------- compiled rounds (issue 20)
+# --------------------------------------------------------------------------- compiled rounds
 from pysdcmicro.constructive import _mdav as _mdav_mod  # noqa: E402
 
 _needs_numba = pytest.mark.skipif(_mdav_mod._kernels() is None, reason="numba not installed")
@@ -158,7 +158,7 @@ def test_compiled_mdav_honours_an_expired_deadline_with_a_valid_partition():
     assert_k_partition(sol.labels, 60_000, 5)
 
 
-# --------------------------------------------------------------------------- float32 screening (issue 20)
+# --------------------------------------------------------------------------- float32 screening
 def _kinds(rng, n, d, kind):
     Z = rng.normal(size=(n, d))
     if kind == "duplicates":

@@ -100,7 +100,7 @@ def sdc(sdcmicro_r):
     return bridge, ro
 
 
-@pytest.mark.slow  # 12 cases; 405 s all together on the shared machine at load 15
+@pytest.mark.slow  # 12 cases, each a full sdcMicro run in R
 @pytest.mark.parametrize("name", ["tarragona", "census", "eia"])
 @pytest.mark.parametrize("rate", [0.05, 0.20])
 @pytest.mark.parametrize("k", [3, 5])

@@ -364,7 +364,7 @@ def test_settings_record_gamma():
     assert vmdav(X, 3, gamma=1.1).settings["options"] == {"gamma": 1.1}
 
 
-# ---------------------------------------------------------------------------------------- float32 screening (issue 20)
+# ---------------------------------------------------------------------------------------- float32 screening
 from pysdcmicro.constructive import _mdav as _mdav_mod  # noqa: E402
 from pysdcmicro.constructive import _vmdav as _vmdav_mod  # noqa: E402
 

@@ -493,7 +493,7 @@ def test_cli_bad_blocks_option(tmp_path):
     assert proc.stderr.strip() == "pysdcmicro: error: --blocks must be auto, none or a block size (integer); got 'many'."
 
 
-# --------------------------------------------------------------------------- Ctrl-C (issue 19 item 4, issue 20)
+# --------------------------------------------------------------------------- Ctrl-C
 
 def test_interrupt_in_the_block_phase_keeps_solved_blocks_and_splits_the_rest():
     X = make_synthetic(3000, 3, rng=2)

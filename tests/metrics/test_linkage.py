@@ -124,7 +124,7 @@ def test_large_microaggregated_release_runs_without_a_distance_matrix():
 
 
 def _link_before_s27(Z, Zm, top):
-    """The implementation before stop 27 (unbounded k-nearest queries over np.unique's
+    """The earlier implementation (unbounded k-nearest queries over np.unique's
     points), kept as the reference the bounded queries must equal number for number."""
     from scipy.spatial import cKDTree
 

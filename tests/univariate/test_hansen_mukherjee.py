@@ -63,7 +63,7 @@ def test_sorted_1d_is_optimal_univariate():
     assert cost == pytest.approx(brute_force_optimum(x, 3)[0], abs=1e-12)
 
 
-# --------------------------------------------------------------------------- numerics (issue 20)
+# --------------------------------------------------------------------------- numerics
 from pysdcmicro.univariate import _hansen_mukherjee as _hm  # noqa: E402
 
 
