@@ -32,7 +32,20 @@ import contextlib
 import time
 
 __all__ = ["begin", "end", "note", "start_solving", "stop_solving", "stoppable", "first_only", "received",
-           "is_managed", "InterruptedBeforeSolve"]
+           "is_managed", "is_ctrl_c", "InterruptedBeforeSolve"]
+
+
+def is_ctrl_c(exc: BaseException) -> bool:
+    """Whether ``exc`` is a Ctrl-C: a ``KeyboardInterrupt``, or the ``SystemError`` numba raises
+    when one lands inside a compiled function's dispatcher or cache loader (the interrupt is
+    then in the error's chain of causes)."""
+    seen: set[int] = set()
+    while exc is not None and id(exc) not in seen:
+        if isinstance(exc, KeyboardInterrupt):
+            return True
+        seen.add(id(exc))
+        exc = exc.__cause__ or exc.__context__
+    return False
 
 
 class InterruptedBeforeSolve(KeyboardInterrupt):

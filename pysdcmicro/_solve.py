@@ -15,6 +15,7 @@ import numpy as np
 from . import _registry
 from ._context import Context
 from ._errors import InvalidInputError, InvalidTypeError
+from ._interrupt import is_ctrl_c
 from ._partition import check_partition, sse
 from ._result import Solution
 
@@ -90,7 +91,9 @@ def run_core(call: Callable[[], Any], ctx: Context, fallback: np.ndarray | None,
     axis: a valid k-partition in O(n d + n log n), so an interrupt always releases)."""
     try:
         return _as_solution(call())
-    except KeyboardInterrupt:
+    except (KeyboardInterrupt, SystemError) as exc:
+        if not is_ctrl_c(exc):
+            raise
         ctx.deadline.stop()
         labels, _ = ctx.incumbent
         if labels is not None and np.shape(labels) != (Z.shape[0] if Z is not None else np.shape(labels)[0],):
@@ -103,7 +106,9 @@ def run_core(call: Callable[[], Any], ctx: Context, fallback: np.ndarray | None,
             message = ("interrupted (Ctrl-C) before the method had a partition: records grouped in runs of k "
                        "along their first principal axis")
         if labels is None:
-            raise
+            if isinstance(exc, KeyboardInterrupt):
+                raise
+            raise KeyboardInterrupt from exc
         return Solution(labels=labels, status="limit", message=message)
 
 

@@ -55,6 +55,7 @@ import numpy as np
 
 from .._context import Context
 from .._errors import InvalidInputError, InvalidTypeError
+from .._interrupt import is_ctrl_c
 from .._partition import sse
 from .._registry import register_method
 from .._result import Solution
@@ -629,9 +630,13 @@ class _Portfolio:
             self._restarts()
             self._polish()
             self._collect_long_components()
-        except KeyboardInterrupt:
+        except (KeyboardInterrupt, SystemError) as exc:
+            if not is_ctrl_c(exc):
+                raise
             self._interrupted()
-            raise
+            if isinstance(exc, KeyboardInterrupt):
+                raise
+            raise KeyboardInterrupt from exc
         finally:
             self._close()
         self.info["winner"] = self.best.who

@@ -359,3 +359,33 @@ def test_sighup_in_the_report_command_leaves_no_temporary_file(tmp_path, monkeyp
     assert old.read_text() == "old\n"
     assert [p.name for p in tmp_path.iterdir() if p.name.startswith(".pysdcmicro-")] == []
     assert signal.getsignal(signal.SIGHUP) is signal.SIG_DFL
+
+
+def test_a_ctrl_c_that_numba_wraps_in_a_system_error_still_returns_the_incumbent():
+    """A Ctrl-C that lands inside a compiled function's dispatcher or cache loader reaches
+    Python as numba's SystemError with the KeyboardInterrupt in its chain of causes: it is
+    still a Ctrl-C, so the method returns its best partition so far."""
+    import pysdcmicro
+    from pysdcmicro import _interrupt
+
+    def wrapped():
+        try:
+            raise KeyboardInterrupt
+        except KeyboardInterrupt as exc:
+            raise SystemError("<function _numba_unpickle> returned a result with an exception set") from exc
+
+    assert _interrupt.is_ctrl_c(SystemError().with_traceback(None)) is False
+    calls = []
+
+    def core(Z, k, ctx):
+        labels = np.arange(Z.shape[0]) // k
+        labels[labels == labels.max()] = max(labels.max() - 1, 0)
+        ctx.offer(labels, 1.0)
+        calls.append(1)
+        wrapped()
+
+    X = np.random.default_rng(0).normal(size=(30, 2))
+    res = pysdcmicro.microaggregate(X, 3, method=core)
+    assert calls and res.status == "limit" and "interrupted" in res.message
+    with pytest.raises(SystemError):  # any other SystemError is not taken for a Ctrl-C
+        pysdcmicro.microaggregate(X, 3, method=lambda Z, k, ctx: (_ for _ in ()).throw(SystemError("other")))
