@@ -47,7 +47,7 @@ from .._errors import InvalidInputError
 from .._registry import MissingCode, register_method
 from .._result import Solution
 
-__all__ = ["mdav", "mdav_labels"]
+__all__ = ["mdav_labels"]
 
 
 #: Two distances that differ by at most this fraction of the larger count as equal

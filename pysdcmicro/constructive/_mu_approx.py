@@ -97,8 +97,7 @@ from .._validation import _fmt
 from .._errors import InvalidTypeError
 from ._mdav import mdav_labels
 
-__all__ = ["mu_approx", "mu_approx_structure", "MuApproxStructure", "SteinerTree", "max_tree_size",
-           "approximation_factor"]
+__all__ = ["mu_approx_structure", "MuApproxStructure", "SteinerTree", "max_tree_size", "approximation_factor"]
 
 _CASES = ("a", "b", "c", "d", "vertex-split", "tour-split")
 

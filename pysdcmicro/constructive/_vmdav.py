@@ -49,7 +49,7 @@ from .._registry import register_method
 from .._result import Solution
 from .._validation import check_number
 
-__all__ = ["vmdav", "vmdav_labels"]
+__all__ = ["vmdav_labels"]
 
 #: The default ``gamma``; see the notes of :func:`vmdav` and the README's "V-MDAV details".
 DEFAULT_GAMMA = 0.5

@@ -79,8 +79,8 @@ def neighbours_for(k: int) -> int:
 #: Nearest records kept per record for the nearest-point-next step of the tour.
 TOUR_NEIGHBOURS = 16
 
-__all__ = ["icsm", "partition_tour", "circular_runs", "tour_to_assignment", "simple_heuristic",
-           "complex_heuristic", "group_scores", "icsm_search", "perturb"]
+__all__ = ["partition_tour", "circular_runs", "tour_to_assignment", "simple_heuristic", "complex_heuristic",
+           "group_scores", "icsm_search", "perturb"]
 
 
 # ---------------------------------------------------------------------------
@@ -420,24 +420,7 @@ def _best_cycle_dense(P: Partition, s: int, k: int, max_size: int, depth: int | 
     if best_key is None:
         return None
     r, ve = best_key
-    # walk back from ve to the source of row r
-    path = [ve]
-    v = ve
-    while True:
-        p = pred_rec[r, v] if v < n else pred_grp[r, v - n]
-        if p < 0:
-            break
-        path.append(int(p))
-        v = int(p)
-    path.reverse()  # source ... ve; the closing edge goes ve -> path[0]
-    records, groups = [], []
-    L = len(path)
-    for t, u in enumerate(path):
-        if u >= n:
-            continue
-        nxt = path[(t + 1) % L]
-        records.append(u)
-        groups.append(int(lab[nxt]) if nxt < n else nxt - n)
+    records, groups = _walk_back(P, r, ve, pred_rec, pred_grp)
     return best_cost, records, groups
 
 

@@ -30,7 +30,7 @@ from .._result import Solution
 from .._validation import check_positive_int
 from ._state import BLOCK, Partition, tolerance
 
-__all__ = ["two_swap_search", "two_swap"]
+__all__ = ["two_swap_search"]
 
 
 def _best_swaps(P: Partition, rows: np.ndarray) -> tuple[np.ndarray, np.ndarray]:

@@ -40,7 +40,7 @@ from ._lagrangian import (anchor_lagrangian_bound, anchor_relaxation, lagrangian
                           record_bounds)
 from ._record_ascent import record_ascent
 
-__all__ = ["column_generation", "solve_column_generation", "seed_partitions", "ColumnGenerationOptions"]
+__all__ = ["solve_column_generation", "seed_partitions", "ColumnGenerationOptions"]
 
 _LP_SOLVERS = ("highs", "glop")
 

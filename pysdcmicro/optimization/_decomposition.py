@@ -23,7 +23,7 @@ from .._validation import check_choice, check_n_jobs, check_number, check_positi
 from ..constructive._mdav import mdav_labels
 from ._column_generation import solve_column_generation
 
-__all__ = ["decomposition", "split_along_groups"]
+__all__ = ["split_along_groups"]
 
 
 def _icsm(Z, labels, k, ctx, **options) -> Solution:

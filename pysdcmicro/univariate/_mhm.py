@@ -38,7 +38,7 @@ from ._orderings import (
     path_length,
 )
 
-__all__ = ["mhm", "tsp_mhm", "compress_tsp_mhm"]
+__all__ = []
 
 
 #: How a path method picks the order it groups along.
