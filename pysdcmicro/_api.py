@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import sys
 import time
+import warnings
 from typing import Any, Callable
 
 import numpy as np
@@ -17,7 +18,7 @@ import pandas as pd
 from . import _pipeline, _registry
 from ._aggregate import MEASURES, MISSING
 from ._context import TerminalProgress as _TerminalProgress
-from ._errors import InvalidInputError, InvalidTypeError
+from ._errors import ConstantColumnWarning, InvalidInputError, InvalidTypeError
 from ._release import verify_release_values, wildcard_frequencies
 from ._result import MicroaggregationResult
 from ._solve import resolve_improve, worst_status
@@ -157,6 +158,12 @@ def microaggregate(frame: Any, k: int, *, variables: Any = None, method: str | C
                   strata_scaling=strata_scaling, rng=rng, time_limit=time_limit, progress=progress,
                   keep_history=keep_history, blocks=blocks, n_jobs=n_jobs, client=client)
     groups_of_variables = check_variable_groups(variables)
+    if _pipeline.per_variable_method(method) is not None:  # e.g. onedims: once per column
+        res = _microaggregate_per_variable(frame, k, variables, groups_of_variables, started, missing=missing,
+                                           measure=measure, trim=trim, weights=weights, decimals=decimals,
+                                           **common, **method_options)
+        if res is not None:
+            return res
     if groups_of_variables is not None:
         return _microaggregate_groups(frame, k, groups_of_variables, started, missing=missing, measure=measure,
                                       trim=trim, weights=weights, decimals=decimals, **common, **method_options)
@@ -324,6 +331,35 @@ def _microaggregate_groups(frame: Any, k: int, groups: list, started: float, *, 
         information_loss=il, lower_bound=lower_il, gap=gap, status=status, message=message,
         seconds=time.monotonic() - started, variables=list(flat), settings=settings, info=info,
         history=None)
+
+
+def _microaggregate_per_variable(frame: Any, k: int, variables: Any, groups: list | None, started: float,
+                                 **kwargs: Any) -> MicroaggregationResult | None:
+    """A method that partitions one variable at a time (``per_variable`` in the registry:
+    ``onedims``): every chosen column is a variable group of its own, microaggregated as
+    groups of variables are; given groups are split into their columns (each column on its
+    own inside each group). Constant columns are left unchanged (a warning names each).
+    None when at most one column has spread: the ordinary path runs it (or refuses it)."""
+    if _is_dask_frame(frame):
+        raise InvalidInputError(f"method {kwargs['method']!r} microaggregates each variable on its own: it needs a "
+                                "pandas DataFrame or an array; compute() the Dask DataFrame first.")
+    weights = kwargs.get("weights")
+    label_weights = isinstance(weights, (str, int, np.integer)) and not isinstance(weights, bool)
+    ds = as_dataset(frame, variables if groups is None else [v for group in groups for v in group],
+                    kwargs.get("strata"), missing=check_choice(kwargs.get("missing", "keep"), "missing", MISSING),
+                    exclude=[weights] if label_weights else None)
+    constant = _pipeline.constant_columns(ds.X)
+    if ds.X.shape[1] - int(constant.sum()) < 1 or ds.X.shape[1] < 2:
+        return None
+    for j in np.flatnonzero(constant):
+        warnings.warn(_pipeline.constant_column_message(ds.variables[j], ds.X[:, j]), ConstantColumnWarning,
+                      stacklevel=3)
+    res = _microaggregate_groups(frame, k, [[v] for v, c in zip(ds.variables, constant) if not c], started,
+                                 **kwargs)
+    res.info["labels_are_of"] = "the first variable"
+    res.variables = list(ds.variables)  # constant columns too: chosen, released unchanged
+    res.settings["variables"] = list(ds.variables)
+    return res
 
 
 def _is_dask_frame(obj: Any) -> bool:

@@ -42,7 +42,8 @@ from ._version import __version__
 from .large._blocked import BlockPlan, plan_blocks, solve_blocked
 from .large._executors import available_cores
 
-__all__ = ["Method", "Job", "resolve_method", "prepare", "partition", "release", "result", "run"]
+__all__ = ["Method", "Job", "resolve_method", "per_variable_method", "prepare", "partition", "release", "result",
+           "run"]
 
 
 @dataclass
@@ -165,11 +166,8 @@ def prepare(job: Job, *, stacklevel: int = 1) -> Prepared:
             "and there is nothing to microaggregate."
         )
     for j in np.flatnonzero(st.constant):
-        warnings.warn(
-            f"column {ds.variables[j]!r} is constant (value {_first_observed(ds.X[:, j]):g}): it is left unchanged and "
-            "contributes nothing to SSE or SST.",
-            ConstantColumnWarning, stacklevel=stacklevel + 1,
-        )
+        warnings.warn(constant_column_message(ds.variables[j], ds.X[:, j]), ConstantColumnWarning,
+                      stacklevel=stacklevel + 1)
     Z = st.Z if job.scaling == "standardize" else _raw_centered(st, ds.X)
     total = sst(st.Z) if not has_missing else float(np.sum(st.Z[observed] ** 2))  # SST of the observed cells
     return Prepared(Z=Z, constant=st.constant, observed=observed, total=total, code_cells=code_cells,
@@ -198,6 +196,12 @@ def _plan(job: Job, prep: Prepared, root: Context) -> tuple[BlockPlan | None, di
     if plan is None and spec is not None and "n_jobs" in spec.options and job.n_jobs is not None:
         options = {**options, "n_jobs": job.n_jobs}  # the method's own workers (the caller's n_jobs)
         job.method.settings["n_jobs"] = job.n_jobs
+    if plan is not None and spec is not None and spec.per_variable:
+        if job.blocks != "auto" or job.client is not None:
+            given = f"blocks={job.blocks!r}" if job.blocks != "auto" else "a Dask client"
+            raise InvalidInputError(f"method {spec.name!r} sorts each variable on the whole data (n log n time, "
+                                    f"n memory); it does not run in blocks; got {given}: drop it.")
+        plan = None  # one sort per column: the whole data, however many records
     if plan is not None and prep.distance_missing is not None and prep.distance_missing.any():
         mc = spec.missing_code
         raise InvalidInputError(f'`{mc.option}` "{mc.value}" reproduces {mc.origin}\'s whole-data {spec.name}; it '
@@ -401,6 +405,29 @@ def rng_setting(rng: Any) -> Any:
     if rng is None or isinstance(rng, (int, np.integer)):
         return None if rng is None else int(rng)
     return f"<{type(rng).__name__} given by the caller>"
+
+
+def per_variable_method(method: Any) -> _registry.MethodSpec | None:
+    """The registry entry of ``method`` when it names a method that partitions one variable
+    at a time (``per_variable``; the facade runs it once per column), else None."""
+    if not isinstance(method, str):
+        return None
+    try:
+        spec = _registry.get_method(method)
+    except (InvalidInputError, InvalidTypeError):  # reported where the method is resolved
+        return None
+    return spec if spec.per_variable else None
+
+
+def constant_columns(X: np.ndarray) -> np.ndarray:
+    """Per column: no spread (its observed values all equal, or fewer than two observed)."""
+    return _no_spread(X)
+
+
+def constant_column_message(name: Any, x: np.ndarray) -> str:
+    """The :class:`~pysdcmicro.ConstantColumnWarning` text for column ``name`` holding ``x``."""
+    return (f"column {name!r} is constant (value {_first_observed(x):g}): it is left unchanged and contributes "
+            "nothing to SSE or SST.")
 
 
 def _no_spread(X: np.ndarray) -> np.ndarray:

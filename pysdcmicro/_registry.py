@@ -125,6 +125,10 @@ class MethodSpec:
     ``ctx.threads`` threads (the caller's ``n_jobs``). ``missing_code``: see
     :class:`MissingCode`. ``renamed``: deprecated option names, each mapped to its new
     name; they are accepted (with a ``FutureWarning``) but not listed in ``options``.
+    ``per_variable``: the method partitions one variable at a time. The facade runs its
+    core once per chosen column, each column a variable group of its own, so its release
+    is k-anonymous per variable, not jointly; the core is given one column. Such a method
+    runs on the whole data, never in blocks (see :mod:`pysdcmicro._pipeline`).
     """
 
     name: str
@@ -137,6 +141,7 @@ class MethodSpec:
     threads: bool = False
     missing_code: MissingCode | None = None
     renamed: Mapping = field(default_factory=dict)
+    per_variable: bool = False
 
     def check_options(self, options: dict) -> None:
         unknown = [name for name in options if name not in self.options and name not in self.renamed]
@@ -230,7 +235,8 @@ def _register(table: dict, kind: str, name: str, summary: str, randomized: bool,
 
 def register_method(name: str, *, summary: str, randomized: bool = False, options: type | None = None,
                     block_defaults: Mapping | None = None, threads: bool = False,
-                    missing_code: MissingCode | None = None, renamed: Mapping | None = None):
+                    missing_code: MissingCode | None = None, renamed: Mapping | None = None,
+                    per_variable: bool = False):
     """Decorator registering ``solver(Z, k, ctx, **options) -> Solution`` under ``name``.
 
     The options are the solver's keyword-only parameters, or, with ``options``, the fields of
@@ -238,7 +244,7 @@ def register_method(name: str, *, summary: str, randomized: bool = False, option
     :class:`MethodSpec`)."""
     return _register(_METHODS, "method", name, summary, randomized, options,
                      block_defaults=dict(block_defaults or {}), threads=threads, missing_code=missing_code,
-                     renamed=dict(renamed or {}))
+                     renamed=dict(renamed or {}), per_variable=bool(per_variable))
 
 
 def register_improvement(name: str, *, summary: str, randomized: bool = False, options: type | None = None):

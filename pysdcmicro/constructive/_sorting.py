@@ -8,7 +8,13 @@ Mateo-Sanz (2002), under the names sdcMicro's ``microaggregation()`` gives them:
   variables), the "single-axis sorting" method;
 * ``pca``: sorted by their score on the first principal component of the scaled data (with
   the default z-scores, the first eigenvector of the correlation matrix), the
-  "principal-component sorting" method.
+  "principal-component sorting" method;
+* ``onedims``: individual ranking, each variable sorted and cut into runs of ``k`` on its
+  own (sdcMicro's fourth sorting method). It is registered with ``per_variable=True``: the
+  facade runs it once per chosen column, each column a variable group of its own, so
+  ``microaggregate(X, k, method="onedims")`` equals ``variables=[[c] for c in columns],
+  method="single"``. Each released column is k-anonymous on its own; the combination of
+  columns is not. :func:`onedims_labels` gives the per-column partitions.
 
 Cutting rule (the one sdcMicro uses): along the order, ``floor(n / k)`` runs of ``k``
 records, the last run taking the ``n mod k`` records left over, so every group has ``k``
@@ -20,13 +26,6 @@ Order conventions, which fix the groups exactly:
 * the principal axis is the unit eigenvector of ``Z'Z`` for its largest eigenvalue, signed
   so that its first non-zero coordinate is positive; records are sorted by ascending score.
   The sign decides which end of the order receives the last (larger) group.
-
-sdcMicro's fourth sorting method, ``onedims`` (individual ranking: each variable sorted and
-aggregated on its own), releases every variable on its own partition, so it is not one
-partition of the records and is not a method of this registry. It is
-``microaggregate(X, k, variables=[[c] for c in columns], method="single")``: each variable
-a variable group, each group k-anonymous on its own column (the combination of columns is
-not k-anonymous). :func:`onedims_labels` gives the per-column partitions.
 
 Time O(n log n + n p^2) (``pca``: the p x p cross-product), memory O(n p).
 """
@@ -129,3 +128,14 @@ def _single_solver(Z: np.ndarray, k: int, ctx: Context, *, varsort: int = 1) -> 
 @register_method("pca", summary="runs of k records sorted by their first principal component score (as sdcMicro)")
 def _pca_solver(Z: np.ndarray, k: int, ctx: Context) -> Solution:
     return Solution(labels=pca_labels(Z, k), status="done")
+
+
+@register_method("onedims", per_variable=True,
+                 summary="each variable on its own: runs of k records along that variable's order (individual "
+                         "ranking, as sdcMicro's onedims); k-anonymous per variable, not jointly")
+def _onedims_solver(Z: np.ndarray, k: int, ctx: Context) -> Solution:
+    """One variable's partition (the facade gives the core one column at a time)."""
+    if Z.shape[1] != 1:
+        raise InvalidInputError(f"method 'onedims' partitions one variable at a time; its core got {Z.shape[1]} "
+                                "columns (microaggregate() runs it once per chosen column).")
+    return Solution(labels=single_labels(Z[:, 0], k), status="done")

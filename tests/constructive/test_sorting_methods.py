@@ -1,6 +1,7 @@
-"""Sorting-based methods (``simple``, ``single``, ``pca``, individual ranking) and
+"""Sorting-based methods (``simple``, ``single``, ``pca``, ``onedims``) and
 ``measure="onestep"``: partitions, determinism, hand-checked examples, and (marked ``r``)
-cell-by-cell equality with sdcMicro's ``microaggregation()`` on the CASC sets."""
+cell-by-cell equality with sdcMicro's ``microaggregation()`` on the CASC sets and on
+sdcMicro's ``testdata``."""
 
 from __future__ import annotations
 
@@ -115,6 +116,58 @@ def test_varsort_is_checked():
         microaggregate(X, 3, method="single", varsort=1.5)
 
 
+def test_onedims_is_registered_per_variable():
+    spec = pysdcmicro.methods()["onedims"]
+    assert spec.per_variable and not spec.options
+    assert not any(pysdcmicro.methods()[name].per_variable for name in SORTING)
+
+
+@pytest.mark.parametrize("k", [2, 3, 5])
+def test_onedims_equals_the_per_variable_single_call(k):
+    # integer values with many ties, a constant-free frame with a text column and strata
+    rng = np.random.default_rng(k)
+    n = 6 * k + int(rng.integers(0, k))
+    df = pd.DataFrame(rng.integers(-5, 6, size=(n, 3)) * [1, 10, 1000], columns=["a", "b", "c"]).astype(float)
+    df.insert(1, "id", [f"r{i}" for i in range(n)])
+    df["s"] = np.repeat([0, 1], [n // 2, n - n // 2])
+    cols = ["a", "b", "c"]
+    for extra in ({}, {"strata": "s"}, {"measure": "median"}, {"strata": "s", "strata_scaling": "stratum"}):
+        got = microaggregate(df, k, variables=cols, method="onedims", **extra)
+        want = microaggregate(df, k, variables=[[c] for c in cols], method="single", **extra)
+        pd.testing.assert_frame_equal(got.data, want.data)
+        assert got.information_loss == pytest.approx(want.information_loss, rel=1e-12)
+        assert got.settings["variable_groups"] == [["a"], ["b"], ["c"]]
+        for c, info in zip(cols, got.info["variable_groups"]):
+            assert info["variables"] == [c] and info["k_anonymous"]
+            for labels in [np.asarray(info["labels"])]:
+                if "strata" not in extra:
+                    assert _same_groups(labels, single_labels(df[c].to_numpy(), k))
+    # the default columns (every numeric one) and groups given: each column on its own
+    plain = microaggregate(df.drop(columns="s"), k, method="onedims")
+    assert plain.settings["variable_groups"] == [["a"], ["b"], ["c"]]
+    grouped = microaggregate(df, k, variables=[["a", "b"], ["c"]], method="onedims")
+    pd.testing.assert_frame_equal(grouped.data, microaggregate(df, k, variables=cols, method="onedims").data)
+    # arrays: column positions
+    X = df[cols].to_numpy()
+    np.testing.assert_array_equal(microaggregate(X, k, method="onedims").data,
+                                  microaggregate(X, k, variables=[[0], [1], [2]], method="single").data)
+
+
+def test_onedims_on_one_column_constant_columns_and_blocks():
+    x = np.array([5.0, 1, 9, 3, 7, 2, 8])
+    one = microaggregate(x[:, None], 3, method="onedims")  # one column: the ordinary path
+    assert _same_groups(one.labels, single_labels(x, 3)) and "variable_groups" not in one.info
+    X = np.column_stack([x, np.full(7, 4.0), x[::-1]])
+    with pytest.warns(pysdcmicro.ConstantColumnWarning, match="column 1 is constant"):
+        res = microaggregate(X, 3, method="onedims")
+    assert res.variables == [0, 1, 2] and res.settings["variable_groups"] == [[0], [2]]
+    assert res.data[:, 1].tolist() == [4.0] * 7
+    with pytest.raises(InvalidInputError, match="every chosen variable is constant"):
+        microaggregate(np.full((7, 2), 1.0), 3, method="onedims")
+    with pytest.raises(InvalidInputError, match="'onedims' sorts each variable on the whole data.*blocks=4"):
+        microaggregate(X[:, [0, 2]], 3, method="onedims", blocks=4)
+
+
 def test_onedims_labels_and_the_variable_group_release():
     labels = onedims_labels(TOY, 3)
     assert labels.shape == (10, 2)
@@ -185,10 +238,7 @@ def sdc():
 
 def _ours(frame, k, method, measure="mean", **options):
     cols = list(frame.columns)
-    if method == "onedims":
-        res = microaggregate(frame, k, variables=[[c] for c in cols], method="single", measure=measure)
-    else:
-        res = microaggregate(frame, k, variables=cols, method=method, measure=measure, **options)
+    res = microaggregate(frame, k, variables=cols, method=method, measure=measure, **options)
     return res.data[cols].to_numpy(dtype=float)
 
 
@@ -207,6 +257,17 @@ def test_equal_to_sdcmicro_cell_by_cell(sdc, casc, dataset, k, method):
 def test_onestep_equal_to_sdcmicro_cell_by_cell(sdc, casc, dataset, k):
     frame = casc(dataset).astype(float)
     np.testing.assert_allclose(_ours(frame, k, "pca", "onestep"), sdc(frame, k, "pca", "onestep"),
+                               rtol=1e-12, atol=1e-9)
+
+
+@pytest.mark.r
+@pytest.mark.parametrize("k", [3, 5, 10])
+@pytest.mark.parametrize("measure", ["mean", "median", "onestep"])
+def test_onedims_equal_to_sdcmicro_on_its_testdata(sdc, k, measure):
+    from pysdcmicro.bridges import sdcmicro as bridge
+
+    frame = bridge.load_dataset("testdata")[["expend", "income", "savings"]].astype(float)
+    np.testing.assert_allclose(_ours(frame, k, "onedims", measure), sdc(frame, k, "onedims", measure),
                                rtol=1e-12, atol=1e-9)
 
 
