@@ -4,6 +4,11 @@ Whatever the method: a valid k-partition covering every record once, SSE equal t
 independent computation, same seed -> same labels, DataFrame and ndarray give the same
 answer, the input is never mutated, a time limit returns a valid incumbent, and the
 documented behaviour on n < 2k, duplicates and constant columns.
+
+A method that partitions one variable at a time (``per_variable``: ``onedims``) has one
+partition per column (``info["variable_groups"]``): each is checked as a k-partition, the
+SSE is the sum of the columns' own, and its release is k-anonymous per variable, which is
+what its report says (not jointly).
 """
 
 from __future__ import annotations
@@ -36,6 +41,19 @@ def _run(X, k, method, **kw):
     return microaggregate(X, k, method=method, **{**budget(method), **kw})
 
 
+def _partitions(res, p):
+    """``(column positions, labels)`` of each partition of the result: one over every
+    column, or, for a per-variable method, one per column with spread."""
+    if not pysdcmicro.methods()[res.settings["method"]].per_variable:
+        return [(list(range(p)), res.labels)]
+    index = {str(v): j for j, v in enumerate(res.variables)}
+    return [([index[g["variables"][0]]], np.asarray(g["labels"])) for g in res.info["variable_groups"]]
+
+
+def _independent_sse(Z, res):
+    return sum(naive_sse(Z[:, cols], labels) for cols, labels in _partitions(res, Z.shape[1]))
+
+
 @pytest.mark.parametrize("method", METHODS)
 @pytest.mark.parametrize("k", [2, 3, 5])
 def test_valid_partition_and_independent_sse(method, k):
@@ -43,15 +61,21 @@ def test_valid_partition_and_independent_sse(method, k):
     res = _run(X, k, method, rng=0)
     assert_k_partition(res.labels, 37, k)
     assert sorted(np.concatenate(res.groups).tolist()) == list(range(37))
+    parts = _partitions(res, 3)
+    assert sorted(c for cols, _ in parts for c in cols) == [0, 1, 2]
     Z = zscore(X)
-    assert res.sse == pytest.approx(naive_sse(Z, res.labels), rel=1e-9, abs=1e-12)
+    assert res.sse == pytest.approx(_independent_sse(Z, res), rel=1e-9, abs=1e-12)
     assert res.sst == pytest.approx(naive_sst(Z), rel=1e-12)
-    assert res.information_loss == pytest.approx(100 * naive_sse(Z, res.labels) / naive_sst(Z), rel=1e-9)
+    assert res.information_loss == pytest.approx(100 * _independent_sse(Z, res) / naive_sst(Z), rel=1e-9)
     assert res.status in pysdcmicro.STATUSES
-    # The released values are the group means of the original values.
-    for rows in res.groups:
-        np.testing.assert_allclose(res.data[rows], np.broadcast_to(X[rows].mean(axis=0), X[rows].shape),
-                                   rtol=1e-12, atol=1e-12)
+    # The released values are the group means of the original values (of each partition's columns).
+    for cols, labels in parts:
+        assert_k_partition(labels, 37, k)
+        for g in np.unique(labels):
+            rows = np.flatnonzero(labels == g)
+            block = X[np.ix_(rows, cols)]
+            np.testing.assert_allclose(res.data[np.ix_(rows, cols)], np.broadcast_to(block.mean(axis=0), block.shape),
+                                       rtol=1e-12, atol=1e-12)
 
 
 @pytest.mark.parametrize("method", METHODS)
@@ -143,7 +167,7 @@ def test_constant_column_is_kept_and_ignored(method):
         res_c = _run(Xc, 3, method, rng=0)
     res = _run(X, 3, method, rng=0)
     assert res_c.data[:, 1].tolist() == [7.5] * 30
-    assert res_c.information_loss == pytest.approx(naive_sse(zscore(Xc), res_c.labels) / naive_sst(zscore(Xc)) * 100)
+    assert res_c.information_loss == pytest.approx(_independent_sse(zscore(Xc), res_c) / naive_sst(zscore(Xc)) * 100)
     np.testing.assert_array_equal(res_c.labels, res.labels)
 
 
@@ -156,6 +180,27 @@ def test_report_has_the_documented_keys(method):
         assert key in report
     assert report["settings"]["method"] == method
     assert report["settings"]["rng"] == 0
+
+
+@pytest.mark.parametrize("method", METHODS)
+def test_report_states_the_anonymity_the_method_gives(method):
+    from pysdcmicro.metrics import equivalence_class_sizes
+    from pysdcmicro.reporting import report
+
+    X = _data(n=30, d=3, seed=6)
+    res = _run(X, 3, method, rng=0)
+    rep = report(res).to_dict()
+    joint = bool(equivalence_class_sizes(res.data).min() >= 3)
+    assert rep["k_anonymous"] is joint  # the whole release, whatever the method
+    if pysdcmicro.methods()[method].per_variable:
+        assert rep["k_anonymity"]["scope"] == "per variable"
+        assert rep["k_anonymity"]["within_each_group"] is True
+        assert rep["k_anonymity"]["jointly"] is joint
+        assert rep["headline"][0]["value"] == "per variable only"
+        for j in range(3):  # each column on its own: k-anonymous
+            assert np.unique(res.data[:, j], return_counts=True)[1].min() >= 3
+    else:
+        assert joint and rep["k_anonymity"]["scope"] == "joint"
 
 
 @pytest.mark.parametrize("step", IMPROVEMENTS)

@@ -104,6 +104,11 @@ def render_body(rep, *, plots: bool | None = None) -> str:
     smallest = int(rep.class_sizes.min())
     if rep.k_anonymous is None:
         verdict = f"k not given; the smallest group of identical released records has {smallest}."
+    elif rep.k_anonymous and rep.scope != "joint":
+        jointly = rep.joint_smallest >= rep.k
+        verdict = (f"<span class='ok'>k-anonymous {_e(rep.scope)} only</span>: {_e(rep._scope_words())}, its "
+                   f"released values are shared by at least {rep.k} records (smallest {smallest}); all columns "
+                   f"together: {'k-anonymous' if jointly else 'NOT k-anonymous'} (smallest {rep.joint_smallest}).")
     elif rep.k_anonymous:
         verdict = (f"<span class='ok'>k-anonymous</span>: every combination of released values is shared by at "
                    f"least {rep.k} records ({rep.class_sizes.size} combinations, smallest {smallest}).")

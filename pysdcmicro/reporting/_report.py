@@ -58,6 +58,16 @@ class Report:
     k_anonymous : bool or None
         Whether every combination of released values of ``variables`` is shared by at
         least ``k`` records, checked on the released values (None when ``k`` is unknown).
+        With groups of variables (``settings["variable_groups"]``, and a method that runs
+        once per variable such as ``onedims``) each group is checked on its own columns:
+        see ``scope``.
+    scope : {"joint", "per variable group", "per variable"}
+        What ``k_anonymous`` is about: the combination of all ``variables``, or each
+        variable group (each variable) on its own columns only.
+    joint_smallest : int or None
+        With groups of variables: the smallest number of records sharing a combination of
+        the released values of all ``variables`` (the joint check, which such a release
+        does not promise to pass).
     class_sizes : ndarray
         Size of each equivalence class (distinct combination of released values).
     checked_on : str
@@ -119,21 +129,35 @@ class Report:
     released: Any = field(default=None, repr=False)
     measures_note: str | None = None
     unmasked: list = field(default_factory=list)
+    scope: str = "joint"
+    joint_smallest: int | None = None
 
     # -- machine-readable ------------------------------------------------------
     def to_dict(self) -> dict:
-        """JSON-serializable report (non-finite numbers become None)."""
+        """JSON-serializable report (non-finite numbers become None). ``k_anonymous`` is the
+        verdict on all ``variables`` together; with groups of variables (``scope`` not
+        ``"joint"``) ``k_anonymity`` also holds ``within_each_group``, the verdict group by
+        group that the release promises."""
         out: dict[str, Any] = {
             "n": self.n,
             "variables": [_name(v) for v in self.variables],
             "k": self.k,
-            "k_anonymous": self.k_anonymous,
+            # with groups of variables: whether the whole release is (jointly); each group's
+            # own verdict is k_anonymity.within_each_group
+            "k_anonymous": self.k_anonymous if self.scope == "joint" or self.k is None
+            else bool(self.joint_smallest >= self.k),
             "k_anonymity": {
                 "k": self.k,
                 "min_class_size": int(self.class_sizes.min()),
                 "n_classes": int(self.class_sizes.size),
                 "class_size_counts": _counts(self.class_sizes),
                 "checked_on": self.checked_on,
+                "scope": self.scope,
+                **({} if self.scope == "joint" else {
+                    "variable_groups": [[_name(v) for v in g] for g in self.settings.get("variable_groups", [])],
+                    "within_each_group": self.k_anonymous,
+                    "jointly": None if self.k is None else bool(self.joint_smallest >= self.k),
+                    "joint_min_class_size": self.joint_smallest}),
             },
             "information_loss": self.information_loss,
             "sse": self.sse,
@@ -168,6 +192,10 @@ class Report:
                         "seconds": self.seconds, "settings": self.settings})
         return _jsonable(out)
 
+    def _scope_words(self) -> str:
+        return ("each variable on its own (checked on its own column)" if self.scope == "per variable" else
+                "each variable group on its own (checked on its own columns)")
+
     def headline(self) -> list[dict]:
         """The four answers a reader wants first, each with a one-line plain reading.
 
@@ -183,6 +211,15 @@ class Report:
             items.append(dict(key="k_anonymous", label="k-anonymous", value="not checked", verdict="info",
                               reading=f"k was not given; every released combination of values is shared by at "
                                       f"least {smallest} records (columns checked: {checked})."))
+        elif self.k_anonymous and self.scope != "joint":
+            jointly = self.joint_smallest >= self.k
+            items.append(dict(key="k_anonymous", label=f"{self.k}-anonymous", value=f"{self.scope} only",
+                              verdict="good" if jointly else "info",
+                              reading=f"{self._scope_words()}: its released values are shared by at least "
+                                      f"{self.k} records (smallest: {smallest}); the combination of all columns "
+                                      + ("is k-anonymous too" if jointly else
+                                         f"is NOT (smallest: {self.joint_smallest})")
+                                      + f"; checked on {self.checked_on}."))
         elif self.k_anonymous:
             items.append(dict(key="k_anonymous", label=f"{self.k}-anonymous", value="yes", verdict="good",
                               reading=f"every released combination of values is shared by at least {self.k} "
@@ -276,9 +313,16 @@ class Report:
                     if self.k_anonymous else
                     f"{int(np.sum(self.class_sizes[self.class_sizes < self.k]))} records are in combinations "
                     f"shared by fewer than {self.k}")
+            if self.scope != "joint" and self.k_anonymous:
+                verdict, rule = (f"{self.scope.upper()} ONLY", f"{self._scope_words()}: its released values are "
+                                 f"shared by >= {self.k} records")
             lines.append(f"  k-anonymity         {verdict}: {rule}")
             lines.append(f"                      ({self.class_sizes.size} combinations, smallest {smallest}; "
                          f"checked on {self.checked_on})")
+            if self.scope != "joint":
+                jointly = "k-anonymous" if self.joint_smallest >= self.k else "NOT k-anonymous"
+                lines.append(f"                      all columns together: {jointly} (smallest "
+                             f"{self.joint_smallest})")
         lines += _agency_lines(self.info or {}, self.k)
         if self.risk is not None:
             r = self.risk
@@ -570,12 +614,18 @@ def report(result: MicroaggregationResult, original: Any = None, *, released: An
     if class_sizes is None:
         with phase("report: class sizes"):
             class_sizes = np.concatenate([_class_sizes(released, list(group)) for group in groups])
+    scope, joint_smallest = "joint", None
+    if (result.settings or {}).get("variable_groups"):  # k-anonymous per group: say so, and what the whole is
+        scope = "per variable" if all(len(group) == 1 for group in groups) else "per variable group"
+        with phase("report: joint class sizes"):
+            joint_smallest = int(_class_sizes(released, variables).min())
     rep = Report(
         variables=variables, n=result.n, k=result.k, k_anonymous=bool(class_sizes.min() >= result.k),
         class_sizes=class_sizes, checked_on=checked_on, information_loss=result.information_loss,
         sse=result.sse, sst=result.sst, lower_bound=result.lower_bound, gap=result.gap,
         group_sizes=result.group_sizes, method=result.method, status=result.status, message=result.message,
-        seconds=result.seconds, settings=result.settings, info=result.info, released=released,
+        seconds=result.seconds, settings=result.settings, info=result.info, released=released, scope=scope,
+        joint_smallest=joint_smallest,
     )
     if measures_skipped:
         rep.measures_note = measures_skipped
