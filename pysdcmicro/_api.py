@@ -343,6 +343,9 @@ def _microaggregate_per_variable(frame: Any, k: int, variables: Any, groups: lis
     if _is_dask_frame(frame):
         raise InvalidInputError(f"method {kwargs['method']!r} microaggregates each variable on its own: it needs a "
                                 "pandas DataFrame or an array; compute() the Dask DataFrame first.")
+    if kwargs.get("client") is not None:
+        raise InvalidInputError(f"method {kwargs['method']!r} sorts each variable on the whole data in this process; "
+                                "it takes no Dask `client`; drop it.")
     weights = kwargs.get("weights")
     label_weights = isinstance(weights, (str, int, np.integer)) and not isinstance(weights, bool)
     ds = as_dataset(frame, variables if groups is None else [v for group in groups for v in group],

@@ -92,3 +92,16 @@ def assert_k_partition(labels, n: int, k: int, max_size: int | None = None) -> N
     assert counts.min() >= k, f"a group has {counts.min()} < k={k} records"
     if max_size is not None:
         assert counts.max() <= max_size, f"a group has {counts.max()} > {max_size} records"
+
+
+def partitions_of(res) -> list:
+    """``(column positions among res.variables, labels)`` of each partition of a result:
+    one over every variable, or, for a method that runs once per variable (``onedims``),
+    one per microaggregated column (its release is k-anonymous per column, not jointly)."""
+    import pysdcmicro
+
+    groups = res.info.get("variable_groups")
+    if not groups or not pysdcmicro.methods()[res.settings["method"]].per_variable:
+        return [(list(range(len(res.variables))), np.asarray(res.labels))]
+    index = {str(v): j for j, v in enumerate(res.variables)}
+    return [([index[v] for v in g["variables"]], np.asarray(g["labels"])) for g in groups]

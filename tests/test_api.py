@@ -214,6 +214,7 @@ def test_method_capabilities_are_fields_of_the_registry():
     assert methods["vmdav"].threads and not methods["mdav"].threads
     assert dict(methods["auto"].block_defaults) == {"effort": "light"}
     assert all(spec.missing_code is None for name, spec in methods.items() if name != "mdav")
+    assert [name for name, spec in methods.items() if spec.per_variable] == ["onedims"]
 
 
 def test_block_defaults_apply_on_blocks_only_unless_given():

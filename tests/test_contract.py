@@ -22,7 +22,7 @@ import pytest
 import pysdcmicro
 from pysdcmicro import ConstantColumnWarning, microaggregate
 
-from ._helpers import assert_k_partition, naive_sse, naive_sst, zscore
+from ._helpers import assert_k_partition, naive_sse, naive_sst, partitions_of, zscore
 from .method_budgets import budget, improvement_budget
 
 METHODS = sorted(pysdcmicro.methods())
@@ -42,12 +42,7 @@ def _run(X, k, method, **kw):
 
 
 def _partitions(res, p):
-    """``(column positions, labels)`` of each partition of the result: one over every
-    column, or, for a per-variable method, one per column with spread."""
-    if not pysdcmicro.methods()[res.settings["method"]].per_variable:
-        return [(list(range(p)), res.labels)]
-    index = {str(v): j for j, v in enumerate(res.variables)}
-    return [([index[g["variables"][0]]], np.asarray(g["labels"])) for g in res.info["variable_groups"]]
+    return partitions_of(res)
 
 
 def _independent_sse(Z, res):

@@ -19,7 +19,7 @@ import pysdcmicro
 from pysdcmicro import InvalidInputError, StratumTooSmallError, microaggregate
 from pysdcmicro.cli import main
 
-from ._helpers import assert_k_partition, naive_sse, naive_sst, zscore
+from ._helpers import assert_k_partition, naive_sse, naive_sst, partitions_of, zscore
 from .method_budgets import budget
 
 METHODS = sorted(pysdcmicro.methods())
@@ -58,13 +58,18 @@ def test_groups_never_cross_strata(method, k):
     _assert_within_strata(res.labels, df["region"].to_numpy())
     # IL is that of the whole data set: SSE / SST on whole-data z-scores, computed naively.
     Z = zscore(df[VARS].to_numpy())
-    assert res.sse == pytest.approx(naive_sse(Z, res.labels), rel=1e-9)
+    parts = partitions_of(res)  # one partition, or one per variable (onedims)
+    assert res.sse == pytest.approx(sum(naive_sse(Z[:, cols], labels) for cols, labels in parts), rel=1e-9)
     assert res.sst == pytest.approx(naive_sst(Z), rel=1e-12)
     # Released values are group means; other columns (the stratum one included) untouched.
-    for rows in res.groups:
-        np.testing.assert_allclose(res.data[VARS].to_numpy()[rows],
-                                   np.broadcast_to(df[VARS].to_numpy()[rows].mean(axis=0), (len(rows), 3)),
-                                   rtol=1e-12)
+    X, R = df[VARS].to_numpy(), res.data[VARS].to_numpy()
+    for cols, labels in parts:
+        assert_k_partition(labels, len(df), k)
+        _assert_within_strata(labels, df["region"].to_numpy())
+        for g in np.unique(labels):
+            rows = np.flatnonzero(labels == g)
+            np.testing.assert_allclose(R[np.ix_(rows, cols)], np.broadcast_to(X[np.ix_(rows, cols)].mean(axis=0),
+                                                                              (len(rows), len(cols))), rtol=1e-12)
     pd.testing.assert_frame_equal(res.data.drop(columns=VARS), df.drop(columns=VARS))
     assert res.data.index.equals(df.index)
 

@@ -166,6 +166,8 @@ def test_onedims_on_one_column_constant_columns_and_blocks():
         microaggregate(np.full((7, 2), 1.0), 3, method="onedims")
     with pytest.raises(InvalidInputError, match="'onedims' sorts each variable on the whole data.*blocks=4"):
         microaggregate(X[:, [0, 2]], 3, method="onedims", blocks=4)
+    with pytest.raises(InvalidInputError, match="'onedims' sorts each variable on the whole data.*no Dask `client`"):
+        microaggregate(X[:, [0, 2]], 3, method="onedims", client="tcp://localhost:8786")
 
 
 def test_onedims_labels_and_the_variable_group_release():

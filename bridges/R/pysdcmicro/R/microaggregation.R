@@ -283,8 +283,10 @@ microaggregate <- microaggregation
   mx <- .run_python(x, k, method, codes, w, measure, trim, own, options)
   out <- data[, variables, drop = FALSE]
   for (v in variables) out[[v]] <- as.numeric(if (v %in% masked_vars) mx[, v] else data[[v]])
-  # sdcMicro's sorting methods keep the input's row names; its mdav numbers the rows
-  if (method %in% .sdc_methods && method != "mdav") attr(out, "row.names") <- as.character(rownames(obj))
+  # sdcMicro's simple, single and pca keep the input's row names; its mdav and onedims number the rows
+  if (method %in% .sdc_methods && !method %in% c("mdav", "onedims")) {
+    attr(out, "row.names") <- as.character(rownames(obj))
+  }
   structure(list(x = if (is.null(strata)) data[, variables, drop = FALSE] else data, mx = out, method = method,
                  aggr = aggr, measure = measure), class = "micro")
 }

@@ -136,3 +136,19 @@ test_that("sdcMicro's sorting methods run in Python and equal sdcMicro's, varsor
     expect_equal(ours$mx, theirs$mx, info = call$method)
   }
 })
+
+test_that("onedims runs in Python, without a message, and equals sdcMicro's, with strata too", {
+  skip_without_both()
+  d <- as.data.frame(sdc_data("Tarragona"))[, 1:5]
+  for (measure in c("mean", "median")) {
+    run <- with_messages(pysdcmicro::microaggregation(d, aggr = 3, method = "onedims", measure = measure))
+    expect_length(run$messages, 0)
+    expect_true(isTRUE(all.equal(run$value, sdcMicro::microaggregation(d, aggr = 3, method = "onedims",
+                                                                       measure = measure))))
+  }
+  for (obj in list(testdata_obj(), testdata_obj(strata = "urbrur"))) {
+    run <- with_messages(microaggregation(obj, method = "onedims"))
+    expect_false(any(grepl("is sdcMicro's", run$messages, fixed = TRUE)))
+    expect_true(isTRUE(all.equal(run$value, sdcMicro::microaggregation(obj, method = "onedims"))))
+  }
+})
