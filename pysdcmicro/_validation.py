@@ -284,7 +284,7 @@ def check_column_labels(columns: Any) -> None:
                 "(strings, numbers or tuples): rename the columns.") from None
         if _is_missing_label(label):
             raise InvalidInputError(
-                f"column {j} of `frame` has a missing label ({_fmt(label)}); every column needs a label that "
+                f"column {j} of `frame` has a missing label, {_fmt(label)}; every column needs a label that "
                 "can be named and written: rename it (frame.columns = [...]).")
     if len(set(labels)) != len(labels):
         seen: dict = {}

@@ -389,3 +389,115 @@ def test_a_ctrl_c_that_numba_wraps_in_a_system_error_still_returns_the_incumbent
     assert calls and res.status == "limit" and "interrupted" in res.message
     with pytest.raises(SystemError):  # any other SystemError is not taken for a Ctrl-C
         pysdcmicro.microaggregate(X, 3, method=lambda Z, k, ctx: (_ for _ in ()).throw(SystemError("other")))
+
+
+def test_a_second_ctrl_c_that_was_caught_still_aborts_before_anything_is_replaced(tmp_path, monkeypatch, capsys):
+    """A method catches a Ctrl-C as "return the incumbent"; if that Ctrl-C was the second,
+    the run still aborts at the commit: nothing written, exit status 130."""
+    from pysdcmicro.cli import _files
+
+    real = _files.read_back_and_verify
+
+    def swallowing(*args, **kwargs):
+        os.kill(os.getpid(), signal.SIGINT)  # the first: recorded (the search is over)
+        try:
+            os.kill(os.getpid(), signal.SIGINT)  # the second: raised here, and caught
+            time.sleep(1.0)  # (delivered at the next bytecode; the sleep is cut short)
+        except KeyboardInterrupt:
+            pass
+        return real(*args, **kwargs)
+
+    monkeypatch.setattr(_files, "read_back_and_verify", swallowing)
+    out, rep = tmp_path / "out.csv", tmp_path / "rep.json"
+    out.write_text("previous\n")
+    code, out, rep = _run(tmp_path)
+    assert code == 130 and out.read_text() == "previous\n" and not rep.exists()
+    assert "no output file was written or changed" in capsys.readouterr().err
+    assert [p.name for p in tmp_path.iterdir() if p.name.startswith(".pysdcmicro-")] == []
+
+
+def test_a_second_ctrl_c_during_the_renames_finishes_them_and_says_so(tmp_path, monkeypatch, capsys):
+    from pysdcmicro.cli import _files
+
+    real, calls = os.replace, []
+
+    def replace(src, dst):
+        calls.append(dst)
+        if len(calls) == 1:  # both Ctrl-Cs land between the first and the second rename
+            os.kill(os.getpid(), signal.SIGINT)
+            os.kill(os.getpid(), signal.SIGINT)
+        return real(src, dst)
+
+    monkeypatch.setattr(_files.os, "replace", replace)
+    out, rep = tmp_path / "out.csv", tmp_path / "rep.json"
+    out.write_text("previous\n")
+    rep.write_text("previous\n")
+    code, out, rep = _run(tmp_path)
+    err = capsys.readouterr().err
+    assert len(calls) == 2 and code == 130
+    assert out.read_text() != "previous\n" and rep.read_text() != "previous\n"
+    assert "written before it" in err and str(out) in err and str(rep) in err
+    assert [p.name for p in tmp_path.iterdir() if p.name.startswith(".pysdcmicro-")] == []
+
+
+# -- SIGTERM to the whole process group: no worker process outlives the command --------
+
+def _group(pgid: int) -> list[tuple[int, str]]:
+    """The live (not zombie) processes of process group ``pgid``, from /proc."""
+    members = []
+    for entry in os.listdir("/proc"):
+        if not entry.isdigit():
+            continue
+        try:
+            stat = Path(f"/proc/{entry}/stat").read_text()
+            cmdline = Path(f"/proc/{entry}/cmdline").read_bytes().replace(b"\0", b" ").decode(errors="replace")
+        except OSError:
+            continue
+        state, _, group = stat[stat.rindex(")") + 2:].split()[:3]
+        if int(group) == pgid and state != "Z":
+            members.append((int(entry), cmdline))
+    return members
+
+
+def _wait_for(condition, limit: float) -> bool:
+    """Poll ``condition`` every 0.1 s; whether it held before ``limit`` seconds (a hang
+    detector, not a timing assertion)."""
+    end = time.monotonic() + limit
+    while time.monotonic() < end:
+        if condition():
+            return True
+        time.sleep(0.1)
+    return condition()
+
+
+@pytest.mark.subprocess
+@pytest.mark.skipif(not Path("/proc/self/stat").exists(), reason="needs /proc to list a process group")
+@pytest.mark.parametrize("path", [[], ["--blocks", "400"]], ids=["auto", "blocked"])
+def test_sigterm_to_the_process_group_leaves_no_worker_behind(tmp_path, path):
+    src = _data(tmp_path, n=2400)
+    out, rep = tmp_path / "out.csv", tmp_path / "rep.json"
+    cmd = [sys.executable, "-m", "pysdcmicro", "microaggregate", str(src), "--k", "3", "-o", str(out),
+           "--report", str(rep), "-q", "--method", "auto", "--time-limit", "40", "--n-jobs", "2", *path]
+    env = dict(os.environ, PYTHONPATH=str(PACKAGE_DIR.parent))
+    proc = subprocess.Popen(cmd, stdout=subprocess.PIPE, stderr=subprocess.PIPE, start_new_session=True, env=env)
+    try:
+        # SIGTERM once the workers (and multiprocessing's resource tracker) run
+        started = _wait_for(lambda: sum("multiprocessing" in c for _, c in _group(proc.pid)) >= 2
+                            or proc.poll() is not None, 120)
+        assert started and proc.poll() is None, "the workers never started"
+        os.killpg(proc.pid, signal.SIGTERM)
+        _, err = proc.communicate(timeout=120)
+        assert _wait_for(lambda: not _group(proc.pid), 30), f"left behind: {_group(proc.pid)}"
+    finally:
+        if _group(proc.pid):
+            os.killpg(proc.pid, signal.SIGKILL)
+        proc.wait()
+    err = err.decode(errors="replace")
+    assert "Traceback" not in err, err
+    # as a first Ctrl-C: the search stops and its best partition is released
+    assert proc.returncode == 0, (proc.returncode, err)
+    import json
+
+    data = json.loads(rep.read_text())
+    assert data["status"] == "limit" and data["k_anonymous"] is True
+    assert [p.name for p in tmp_path.iterdir() if p.name.startswith(".pysdcmicro-")] == []
