@@ -54,7 +54,10 @@ def main(argv: list[str] | None = None) -> int:
         from .cli import leave, main as cli_main
     except KeyboardInterrupt:  # pragma: no cover - a SIGINT before the guard was on
         received.append(signal.SIGINT)
-    _restore(previous)
+    # The program that stops here keeps recording the signals: a further one must not end
+    # Python's shutdown by the signal, silently.
+    if not received or argv is not None:
+        _restore(previous)
     if received:
         try:
             sys.stderr.write("pysdcmicro: interrupted while starting; no output file was written or changed\n")

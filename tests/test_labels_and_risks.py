@@ -69,6 +69,13 @@ def test_a_missing_label_is_one_line(columns, shown):
         microaggregate(frame, 3, method="mdav")
 
 
+def test_an_unhashable_label_is_one_line():
+    frame = _frame(["a", "b"])
+    frame.columns = pd.Index([[1, 2], "b"], dtype=object)
+    with pytest.raises(pysdcmicro.InvalidTypeError, match=r"column 0 of `frame` has the unhashable label \[1, 2\]"):
+        microaggregate(frame, 3, method="mdav")
+
+
 def test_two_equal_labels_are_one_line():
     frame = _frame(["a", "b", "a"])
     with pytest.raises(InvalidInputError, match=r"two columns named 'a', columns 0 and 2; column names must be unique"):
