@@ -501,3 +501,18 @@ def test_sigterm_to_the_process_group_leaves_no_worker_behind(tmp_path, path):
     data = json.loads(rep.read_text())
     assert data["status"] == "limit" and data["k_anonymous"] is True
     assert [p.name for p in tmp_path.iterdir() if p.name.startswith(".pysdcmicro-")] == []
+
+
+@pytest.mark.parametrize("signum", [signal.SIGINT, signal.SIGTERM, signal.SIGHUP])
+def test_the_start_up_guard_records_sigterm_and_sighup_as_ctrl_c(signum):
+    from pysdcmicro import __main__ as entry
+
+    before = {s: signal.getsignal(s) for s in (signal.SIGINT, signal.SIGTERM, signal.SIGHUP)}
+    received, previous = entry._start_guard()
+    try:
+        os.kill(os.getpid(), signum)
+        time.sleep(0.01)  # (the handler runs at the next bytecode)
+    finally:
+        entry._restore(previous)
+    assert received == [signum]
+    assert {s: signal.getsignal(s) for s in before} == before
