@@ -35,12 +35,15 @@ _CALLBACK_PARTS = (f"{os.sep}llvmlite{os.sep}",)
 #: ("Exception ignored in: ...") and dropped: importlib's weakref callback on a module
 #: lock, run when the lock is freed during an import.
 _SWALLOWING_FUNCTIONS = (("<frozen importlib._bootstrap>", "cb"),)
+#: Names of such functions wherever they are: finalizers, and weakref callbacks such as the
+#: one a process pool's manager thread registers (``concurrent.futures.process``).
+_SWALLOWING_NAMES = ("__del__", "weakref_cb")
 
 
 def _in_callback(frame) -> bool:
     while frame is not None:
         code = frame.f_code
-        if any(part in code.co_filename for part in _CALLBACK_PARTS) or \
+        if any(part in code.co_filename for part in _CALLBACK_PARTS) or code.co_name in _SWALLOWING_NAMES or \
                 (code.co_filename, code.co_name) in _SWALLOWING_FUNCTIONS:
             return True
         frame = frame.f_back

@@ -156,13 +156,17 @@ def _check_written(tmp_path, out, rep, message_part):
     assert [p.name for p in tmp_path.iterdir() if p.name.startswith(".pysdcmicro-")] == []
 
 
-@pytest.mark.parametrize("fake", [os.sep.join(["", "site-packages", "llvmlite", "binding", "executionengine.py"]),
-                                  "<frozen importlib._bootstrap>"])
-def test_ctrl_c_inside_a_c_callback_is_delivered_again_not_lost(monkeypatch, fake):
+@pytest.mark.parametrize("fake, name", [
+    (os.sep.join(["", "site-packages", "llvmlite", "binding", "executionengine.py"]), "cb"),
+    ("<frozen importlib._bootstrap>", "cb"),
+    (os.sep.join(["", "lib", "python3", "concurrent", "futures", "process.py"]), "weakref_cb"),
+    (os.sep.join(["", "somewhere", "module.py"]), "__del__"),
+])
+def test_ctrl_c_inside_a_c_callback_is_delivered_again_not_lost(monkeypatch, fake, name):
     """A SIGINT handled while Python code that C calls back runs (numba loading its cache
-    through llvmlite; importlib's module-lock weakref callback) would raise where the
-    exception is only printed and dropped, losing the Ctrl-C (both seen in the start-up
-    test): the handler re-sends it shortly instead."""
+    through llvmlite; importlib's module-lock weakref callback; a process pool's weakref
+    callback; a finalizer) would raise where the exception is only printed ("Exception
+    ignored in") and dropped, losing the Ctrl-C: the handler re-sends it shortly instead."""
     from pysdcmicro import _interrupt
     from pysdcmicro.cli import _signals
 
@@ -170,10 +174,10 @@ def test_ctrl_c_inside_a_c_callback_is_delivered_again_not_lost(monkeypatch, fak
     monkeypatch.setattr(_signals.os, "kill", lambda pid, sig: sent.append((pid, sig)))
     monkeypatch.setattr(_interrupt._state, "count", 0)
     monkeypatch.setattr(_interrupt._state, "solving", 1)
-    code = compile("def cb(h):\n    h(2, sys._getframe())\n", fake, "exec")
+    code = compile(f"def {name}(h):\n    h(2, sys._getframe())\n", fake, "exec")
     space = {"sys": sys}
     exec(code, space)
-    space["cb"](_signals._handler)  # must not raise here
+    space[name](_signals._handler)  # must not raise here
     deadline = time.monotonic() + 5
     while not sent and time.monotonic() < deadline:
         time.sleep(0.01)
