@@ -28,8 +28,8 @@ def _start_guard() -> tuple[list, dict | None]:
     previous: dict | None = {}
     try:
         for name in ("SIGINT", "SIGTERM", "SIGHUP"):
-            if hasattr(signal, name):
-                signum = getattr(signal, name)
+            signum = getattr(signal, name, None)
+            if signum is not None and signal.getsignal(signum) is not signal.SIG_IGN:  # (nohup: stays ignored)
                 previous[signum] = signal.signal(signum, lambda signum, frame: received.append(signum))
     except (ValueError, OSError):  # pragma: no cover - not the main thread
         _restore(previous)

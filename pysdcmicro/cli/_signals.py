@@ -90,12 +90,17 @@ def _handler(signum, frame) -> None:
 
 def _install(handler: Any, signals: tuple) -> dict | None:
     """Set ``handler`` for ``signals``; the previous handlers, or None where signals cannot be
-    set (not the main thread, no signal support): then nothing is changed."""
+    set (not the main thread, no signal support): then nothing is changed. A signal that the
+    process was started ignoring stays ignored, as Python leaves an ignored SIGINT: under
+    ``nohup`` a closed terminal (SIGHUP) does not stop the run, nor a Ctrl-C a job that its
+    shell started in the background."""
     if threading.current_thread() is not threading.main_thread():
         return None
     previous: dict = {}
     try:
         for signum in signals:
+            if signal.getsignal(signum) is signal.SIG_IGN:
+                continue
             previous[signum] = signal.signal(signum, handler)
     except (ValueError, OSError):  # pragma: no cover - no signal support here
         _restore(previous)

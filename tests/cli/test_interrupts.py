@@ -520,3 +520,24 @@ def test_the_start_up_guard_records_sigterm_and_sighup_as_ctrl_c(signum):
         entry._restore(previous)
     assert received == [signum]
     assert {s: signal.getsignal(s) for s in before} == before
+
+
+def test_a_signal_the_process_was_started_ignoring_stays_ignored(tmp_path, monkeypatch):
+    """Under ``nohup`` SIGHUP is ignored: a closed terminal must not stop the run (nor
+    SIGINT a job that a shell started in the background)."""
+    from pysdcmicro import __main__ as entry
+    from pysdcmicro.cli import _files
+
+    previous = signal.signal(signal.SIGHUP, signal.SIG_IGN)
+    try:
+        received, guard = entry._start_guard()
+        entry._restore(guard)
+        assert signal.SIGHUP not in guard and received == []
+        _signal_inside(monkeypatch, _files, "read_table", signal.SIGHUP)
+        code, out, rep = _run(tmp_path)
+        assert signal.getsignal(signal.SIGHUP) is signal.SIG_IGN
+    finally:
+        signal.signal(signal.SIGHUP, previous)
+    import json
+
+    assert code == 0 and json.loads(rep.read_text())["status"] == "done"  # not stopped
