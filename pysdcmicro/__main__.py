@@ -54,8 +54,9 @@ def main(argv: list[str] | None = None) -> int:
         from .cli import leave, main as cli_main
     except KeyboardInterrupt:  # pragma: no cover - a SIGINT before the guard was on
         received.append(signal.SIGINT)
-    # The program that stops here keeps recording the signals: a further one must not end
-    # Python's shutdown by the signal, silently.
+    # The program that stops here keeps recording the signals and ends without Python's
+    # shutdown (which sets them back to their default action): a further one must not end
+    # the process by the signal, silently.
     if not received or argv is not None:
         _restore(previous)
     if received:
@@ -64,6 +65,10 @@ def main(argv: list[str] | None = None) -> int:
             sys.stderr.flush()
         except (KeyboardInterrupt, OSError):
             pass
+        if argv is None:
+            import os
+
+            os._exit(130)
         return 130
     if argv is not None:
         return cli_main(argv)

@@ -80,6 +80,12 @@ def _main(argv: Sequence[str] | None) -> int:
         return code
     except KeyboardInterrupt:
         return _interrupted()
+    except Exception as exc:  # a Ctrl-C that an import wrapped (Python 3.11: RuntimeError from __set_name__)
+        from .._interrupt import is_ctrl_c
+
+        if is_ctrl_c(exc):
+            return _interrupted()
+        raise
 
 
 def leave(command) -> int:

@@ -541,3 +541,21 @@ def test_a_signal_the_process_was_started_ignoring_stays_ignored(tmp_path, monke
     import json
 
     assert code == 0 and json.loads(rep.read_text())["status"] == "done"  # not stopped
+
+
+def test_a_ctrl_c_that_an_import_wrapped_is_one_line(tmp_path, monkeypatch, capsys):
+    """Python 3.11 wraps a KeyboardInterrupt raised while a class body's ``__set_name__`` runs
+    (a dataclass field, during an import) in a RuntimeError: still a Ctrl-C, one line."""
+    from pysdcmicro.cli import _commands
+
+    def interrupted_import(*args, **kwargs):
+        try:
+            raise KeyboardInterrupt
+        except KeyboardInterrupt as exc:
+            raise RuntimeError("Error calling __set_name__ on 'Field' instance") from exc
+
+    monkeypatch.setattr(_commands, "cmd_microaggregate", interrupted_import)
+    code, out, rep = _run(tmp_path)
+    err = capsys.readouterr().err
+    assert code == 130 and not out.exists() and "Traceback" not in err
+    assert err.strip() == "pysdcmicro: interrupted; no output file was written or changed"
