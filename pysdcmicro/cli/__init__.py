@@ -23,7 +23,7 @@ import contextlib
 import os
 import sys
 import warnings
-from typing import Sequence
+from typing import NoReturn, Sequence
 
 from .. import _phases
 from .._errors import PysdcmicroError, ReleaseCheckError
@@ -88,7 +88,7 @@ def _main(argv: Sequence[str] | None) -> int:
         raise
 
 
-def leave(command) -> int:
+def leave(command) -> NoReturn:
     """Run ``command()`` (:func:`main` on ``sys.argv``) as the program, then end the process.
 
     Once the command has returned, every output is in place (or none is). What is left is
