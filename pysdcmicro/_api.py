@@ -18,13 +18,14 @@ import pandas as pd
 from . import _pipeline, _registry
 from ._aggregate import MEASURES, MISSING
 from ._context import TerminalProgress as _TerminalProgress
-from ._errors import ConstantColumnWarning, InvalidInputError, InvalidTypeError
-from ._release import verify_release_values, wildcard_frequencies
+from ._errors import ConstantColumnWarning, DisclosureRiskWarning, InvalidInputError, InvalidTypeError
+from ._release import across_groups, across_groups_message, verify_release_values, wildcard_frequencies
 from ._result import MicroaggregationResult
 from ._solve import resolve_improve, worst_status
 from ._standardize import SCALINGS
 from ._validation import (as_dataset, check_choice, check_k, check_number, check_positive_int, check_rng,
-                          check_time_limit, check_variable_groups, check_weights)
+                          check_time_limit, check_variable_groups, check_weights,
+                          is_weight_label)
 
 __all__ = ["microaggregate", "Microaggregator"]
 
@@ -56,7 +57,9 @@ def microaggregate(frame: Any, k: int, *, variables: Any = None, method: str | C
         stratum or weight column, except identifier-like and constant ones, which a warning
         names. For an array: column positions. A list of lists (``[["a", "b"], ["c", "d"]]``)
         gives groups of variables, each with its own partition; k-anonymity then holds within
-        each group's columns, not across groups (``info["variable_groups"]``).
+        each group's columns, not across groups (``info["variable_groups"]``): the records
+        whose combination of every group's values is shared by fewer than ``k`` records are
+        counted in ``info["across_groups"]`` and named in a ``DisclosureRiskWarning``.
     method : str or callable, default "auto"
         A registered method name (``pysdcmicro.methods()``) or a callable
         ``core(Z, k, ctx, **options)`` returning labels or a ``Solution``. ``"auto"`` does
@@ -109,8 +112,9 @@ def microaggregate(frame: Any, k: int, *, variables: Any = None, method: str | C
     trim : float, default 0
         With ``measure="trim"``: proportion in [0, 0.5] dropped at each end of each group.
     weights : column label or array of n numbers, optional
-        Sampling weights (finite, >= 0): each group releases its weighted mean, so weighted
-        totals are kept (the grouping is unweighted).
+        Sampling weights (finite, > 0): each group releases its weighted mean, so weighted
+        totals are kept (the grouping is unweighted). A zero weight is refused: a group
+        whose other records weigh 0 would release one record's own values.
     decimals : int, optional
         Round released values to this many decimals (0: integer columns stay integer);
         IL and k-anonymity are those of the rounded values.
@@ -157,7 +161,7 @@ def microaggregate(frame: Any, k: int, *, variables: Any = None, method: str | C
     common = dict(method=method, strata=strata, improve=improve, improve_options=improve_options, scaling=scaling,
                   strata_scaling=strata_scaling, rng=rng, time_limit=time_limit, progress=progress,
                   keep_history=keep_history, blocks=blocks, n_jobs=n_jobs, client=client)
-    groups_of_variables = check_variable_groups(variables)
+    groups_of_variables = check_variable_groups(variables, getattr(frame, "columns", None))
     if _pipeline.per_variable_method(method) is not None:  # e.g. onedims: once per column
         res = _microaggregate_per_variable(frame, k, variables, groups_of_variables, started, missing=missing,
                                            measure=measure, trim=trim, weights=weights, decimals=decimals,
@@ -173,7 +177,7 @@ def microaggregate(frame: Any, k: int, *, variables: Any = None, method: str | C
                                     "`missing`; compute() it into pandas first.")
         return _microaggregate_dask(frame, k, variables=variables, **common, **method_options)
     missing, measure, trim, decimals = _check_release(missing, measure, trim, weights, decimals)
-    label_weights = isinstance(weights, (str, int, np.integer)) and not isinstance(weights, bool)
+    label_weights = is_weight_label(weights, getattr(frame, "columns", None))
     ds = as_dataset(frame, variables, strata, missing=missing, exclude=[weights] if label_weights else None)
     w, weight_column = check_weights(weights, ds)
     k = check_k(k, ds.n)
@@ -270,7 +274,7 @@ def _microaggregate_groups(frame: Any, k: int, groups: list, started: float, *, 
     time_limit = check_time_limit(time_limit)
     flat = [v for group in groups for v in group]
     weights = kwargs.get("weights")
-    label_weights = isinstance(weights, (str, int, np.integer)) and not isinstance(weights, bool)
+    label_weights = is_weight_label(weights, getattr(frame, "columns", None))
     ds = as_dataset(frame, flat, kwargs.get("strata"), missing=check_choice(kwargs.get("missing", "keep"), "missing",
                                                                              MISSING),
                     exclude=[weights] if label_weights else None)
@@ -309,6 +313,9 @@ def _microaggregate_groups(frame: Any, k: int, groups: list, started: float, *, 
             "smallest_frequency": int(freq.min()), "lower_bound": r.lower_bound,
             "labels": r.labels.tolist(),
         })
+    across = across_groups(released, k, flat)
+    if across["records_below_k"]:
+        warnings.warn(across_groups_message(across, k), DisclosureRiskWarning, stacklevel=3)
     lower_il = gap = None
     if all(r.lower_bound is not None for r in results):
         lower_il = 100.0 * sum(r.lower_bound * r.sst / 100.0 for r in results) / total
@@ -316,7 +323,7 @@ def _microaggregate_groups(frame: Any, k: int, groups: list, started: float, *, 
     first = results[0]
     status = worst_status(r.status for r in results)
     message = "; ".join(f"[group {g + 1}] {r.message}" for g, r in enumerate(results) if r.message)
-    info: dict = {"variable_groups": per_group, "labels_are_of": "the first variable group"}
+    info: dict = {"variable_groups": per_group, "labels_are_of": "the first variable group", "across_groups": across}
     info["missing_cells"] = int(sum(r.info.get("missing_cells", 0) for r in results))
     totals = {key: value for r in results for key, value in r.info.get("weighted_totals", {}).items()}
     if totals:

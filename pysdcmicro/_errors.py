@@ -14,6 +14,7 @@ __all__ = [
     "InvalidTypeError",
     "StratumTooSmallError",
     "ConstantColumnWarning",
+    "DisclosureRiskWarning",
     "ReleaseCheckError",
 ]
 
@@ -40,6 +41,17 @@ class ConstantColumnWarning(UserWarning):
     The column is kept (every group mean equals the constant, so the released values
     do not change) and is left out of the distance computations; it can never cause a
     division by zero.
+    """
+
+
+class DisclosureRiskWarning(UserWarning):
+    """The release is k-anonymous as asked, yet some records stay identifiable by a
+    combination it was not asked to protect.
+
+    Raised for groups of variables (``variables=[["a", "b"], ["c", "d"]]``): each group's
+    columns are k-anonymous, but the combination of every group's released values can be
+    shared by fewer than k records. The message gives the count; the result holds it in
+    ``info["across_groups"]``.
     """
 
 

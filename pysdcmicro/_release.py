@@ -403,3 +403,29 @@ def _columns_of(data: Any, variables: list) -> np.ndarray:
         return data[variables].to_numpy(dtype=np.float64, na_value=np.nan)
     arr = np.asarray(data, dtype=np.float64)
     return arr[:, variables]
+
+
+def across_groups(released: Any, k: int, names: list | None = None) -> dict:
+    """How identifiable the records are on every variable group's columns together.
+
+    With groups of variables each group's columns are k-anonymous, but the combination of
+    the groups' released values can be shared by fewer than ``k`` records: a record an
+    intruder singles out by values of two groups. ``released`` holds the columns of every
+    group (a missing cell matches any value, as :func:`wildcard_frequencies`). Returns
+    ``{"variables", "records_below_k", "smallest_frequency"}``.
+    """
+    freq = wildcard_frequencies(released)
+    if names is None:
+        names = list(released.columns) if isinstance(released, pd.DataFrame) else list(range(np.shape(released)[1]))
+    return {"variables": [v if isinstance(v, (int, np.integer)) else str(v) for v in names],
+            "records_below_k": int(np.count_nonzero(freq < k)), "smallest_frequency": int(freq.min())}
+
+
+def across_groups_message(across: dict, k: int) -> str:
+    """The warning for :func:`across_groups`' count, when it is not 0."""
+    below = across["records_below_k"]
+    return (f"variable groups: {below} record{'s' if below != 1 else ''} can be singled out across the groups: "
+            f"the combination of their released values over every group's columns is shared by fewer than k = {k} "
+            f"records (smallest: {across['smallest_frequency']}), although each group alone is {k}-anonymous; "
+            "put the columns an intruder may know together in one group (`variables`, --variables 'a,b,c') to "
+            "protect their combination.")

@@ -249,11 +249,62 @@ def check_integer_text(text: pd.Series, values: np.ndarray, label: Any) -> None:
             )
 
 
+def is_column_label(value: Any, columns: Any) -> bool:
+    """Whether ``value`` is one of ``columns``' labels (a tuple names a column of a
+    MultiIndex, or a tuple-labelled column, rather than a list of columns)."""
+    if columns is None:
+        return False
+    try:
+        return value in columns
+    except (TypeError, ValueError):  # unhashable, or a comparison that is not a bool
+        return False
+
+
+def _is_missing_label(label: Any) -> bool:
+    parts = label if isinstance(label, tuple) else (label,)
+    for part in parts:
+        if part is None or part is pd.NaT or part is pd.NA:
+            return True
+        if isinstance(part, float) and math.isnan(part):
+            return True
+    return False
+
+
+def check_column_labels(columns: Any) -> None:
+    """Column labels the package can name, look up and write: hashable, none missing
+    (None, NaN, NaT; nor a missing level of a MultiIndex), no two equal (``1`` and ``1.0``
+    are one label to pandas and to Python)."""
+    labels = list(columns)
+    for j, label in enumerate(labels):
+        try:
+            hash(label)
+        except TypeError:
+            raise InvalidTypeError(
+                f"column {j} of `frame` has the unhashable label {_fmt(label)}; column labels must be hashable "
+                "(strings, numbers or tuples): rename the columns.") from None
+        if _is_missing_label(label):
+            raise InvalidInputError(
+                f"column {j} of `frame` has a missing label, {_fmt(label)}; every column needs a label that "
+                "can be named and written: rename it (frame.columns = [...]).")
+    if len(set(labels)) != len(labels):
+        seen: dict = {}
+        for j, label in enumerate(labels):
+            if label in seen:
+                first = labels[seen[label]]
+                same = "" if repr(first) == repr(label) else f" ({_fmt(first)} and {_fmt(label)} are equal labels)"
+                raise InvalidInputError(
+                    f"`frame` has two columns named {_col_name(label)}{same}, columns {seen[label]} and {j}; "
+                    "column names must be unique.")
+            seen[label] = j
+
+
 def _resolve_columns(requested: Any, columns: list, what: str) -> list:
     """Turn a column selection (label or list of labels) into a list of existing labels."""
     if requested is None:
         return []
-    if isinstance(requested, (str, numbers.Integral)) and not isinstance(requested, bool):
+    if is_column_label(requested, columns) and not isinstance(requested, list):
+        requested = [requested]  # one label: a string, a number, a tuple (a MultiIndex column)
+    elif isinstance(requested, (str, numbers.Integral)) and not isinstance(requested, bool):
         requested = [requested]
     try:
         requested = list(requested)
@@ -345,9 +396,7 @@ def _dataset_from_frame(frame: pd.DataFrame, variables: Any, strata: Any, allow_
     if n == 0:
         raise InvalidInputError("`frame` must have at least one record; got 0 rows.")
     columns = list(frame.columns)
-    if len(set(columns)) != len(columns):
-        dup = next(c for c in columns if columns.count(c) > 1)
-        raise InvalidInputError(f"`frame` has two columns named {_col_name(dup)}; column names must be unique.")
+    check_column_labels(columns)
     strata_cols = _resolve_columns(strata, columns, "strata")
     if variables is None and exclude:  # the weight column is never chosen by default
         columns = [c for c in columns if c not in exclude]
@@ -418,12 +467,13 @@ def _dataset_from_frame(frame: pd.DataFrame, variables: Any, strata: Any, allow_
 
 def check_weights(weights: Any, ds: Dataset) -> tuple[np.ndarray | None, Any]:
     """Sampling weights: a column label (DataFrame; or a position for an array) or an
-    array of n values; each must be a finite number >= 0, never missing, and the weight
+    array of n values; each must be a finite number > 0 (a zero weight could make a
+    group's weighted mean one record's own values), never missing, and the weight
     column cannot be microaggregated. Returns ``(w, label)``."""
     if weights is None:
         return None, None
     label = None
-    if isinstance(weights, (str, numbers.Integral)) and not isinstance(weights, bool):
+    if is_weight_label(weights, ds.source.columns if ds.is_frame else None):
         columns = list(ds.source.columns) if ds.is_frame else list(range(np.asarray(ds.source).shape[1]))
         label = _resolve_columns(weights, columns, "weights")[0]
         if label in ds.variables:
@@ -449,27 +499,50 @@ def check_weights(weights: Any, ds: Dataset) -> tuple[np.ndarray | None, Any]:
         what = f"weight column {_col_name(name)}" if isinstance(weights, pd.Series) and name is not None \
             else "`weights`"
     index = ds.source.index if ds.is_frame else None
-    for bad, rule in ((np.isnan(w), "a missing weight"), (np.isinf(w), "an infinite weight"), (w < 0, "a negative weight")):
+    for bad, rule in ((np.isnan(w), "a missing weight"), (np.isinf(w), "an infinite weight"),
+                      (w < 0, "a negative weight"), (w == 0, "a zero weight")):
         if bad.any():
             pos = int(np.flatnonzero(bad)[0])
+            count = int(bad.sum())
+            more = f" and {count - 1} more" if count > 1 else ""
+            why = ("; a group whose other records weigh 0 would release this record's own values as its weighted "
+                   "mean: drop the records of weight 0 (out of scope) or microaggregate without weights"
+                   if rule == "a zero weight" else "")
             raise InvalidInputError(
-                f"{what} has {rule} ({w[pos]:g}) at {_row_label(index, pos)}; every sampling weight must be a "
-                "finite number >= 0."
+                f"{what} has {rule} ({w[pos]:g}) at {_row_label(index, pos)}{more}; every sampling weight must be "
+                f"a finite number > 0{why}."
             )
     return np.ascontiguousarray(w), label
 
 
-def check_variable_groups(variables: Any) -> list | None:
+def is_weight_label(weights: Any, columns: Any = None) -> bool:
+    """Whether ``weights`` names a column (a label, a position, or a tuple label of
+    ``columns``) rather than giving the weights themselves."""
+    if isinstance(weights, (str, numbers.Integral)) and not isinstance(weights, bool):
+        return True
+    if isinstance(weights, tuple) or np.ndim(weights) == 0:  # a tuple or a float label, say
+        return is_column_label(weights, columns)
+    return False
+
+
+def check_variable_groups(variables: Any, columns: Any = None) -> list | None:
     """``variables`` as a list of groups when it is a list of lists (groups of variables
-    microaggregated separately, as mu-ARGUS does); None when it is an ordinary selection."""
+    microaggregated separately, as mu-ARGUS does); None when it is an ordinary selection.
+    A tuple that is one of ``columns``' labels (a MultiIndex column) is a column, not a group."""
     if variables is None or isinstance(variables, (str, bytes)) or not isinstance(variables, (list, tuple)):
         return None
-    if not any(isinstance(v, (list, tuple)) for v in variables):
+    if is_column_label(variables, columns):
+        return None
+
+    def is_group(v: Any) -> bool:
+        return isinstance(v, list) or (isinstance(v, tuple) and not is_column_label(v, columns))
+
+    if not any(is_group(v) for v in variables):
         return None
     groups = []
     seen: dict = {}
     for g, group in enumerate(variables, start=1):
-        if not isinstance(group, (list, tuple)):
+        if not is_group(group):
             raise InvalidTypeError(
                 f"`variables` mixes groups and single columns; in a list of variable groups every item must be a "
                 f"list of columns; got {_fmt(group)} as group {g}."

@@ -23,7 +23,7 @@ import contextlib
 import os
 import sys
 import warnings
-from typing import Sequence
+from typing import NoReturn, Sequence
 
 from .. import _phases
 from .._errors import PysdcmicroError, ReleaseCheckError
@@ -31,7 +31,7 @@ from . import _commands, _files, _parser, _signals
 from ._files import NA_CELLS as _NA_CELLS, read_table  # noqa: F401  (kept importable from here)
 from ._parser import build_parser as _build_parser  # noqa: F401
 
-__all__ = ["main", "read_table"]
+__all__ = ["main", "leave", "read_table"]
 
 
 def main(argv: Sequence[str] | None = None) -> int:
@@ -80,6 +80,49 @@ def _main(argv: Sequence[str] | None) -> int:
         return code
     except KeyboardInterrupt:
         return _interrupted()
+    except Exception as exc:  # a Ctrl-C that an import wrapped (Python 3.11: RuntimeError from __set_name__)
+        from .._interrupt import is_ctrl_c
+
+        if is_ctrl_c(exc):
+            return _interrupted()
+        raise
+
+
+def leave(command) -> NoReturn:
+    """Run ``command()`` (:func:`main` on ``sys.argv``) as the program, then end the process.
+
+    Once the command has returned, every output is in place (or none is). What is left is
+    Python's own shutdown, about a second after a large run; a Ctrl-C, SIGTERM or SIGHUP
+    then would end the process by the signal with no word. So the exit handlers run here
+    with those signals recorded, one line says a signal came after the command finished
+    (exit status 130), and the process ends without the module teardown (``os._exit``):
+    nothing is left to write."""
+    received: list = []
+    code = 130
+    try:
+        code = command()
+    except KeyboardInterrupt:  # (between the command's own handlers and this point)
+        received.append(None)
+    finally:
+        _signals.hold_until_exit(received)
+    import atexit
+
+    try:
+        atexit._run_exitfuncs()
+    except BaseException:  # pragma: no cover - an exit handler's failure changes nothing written
+        pass
+    if received:
+        done = (f"; every output was written before it: {', '.join(_files.COMMITTED)}" if _files.COMMITTED
+                else "; no output file was written or changed")
+        with contextlib.suppress(Exception):
+            sys.stdout.flush()
+        with contextlib.suppress(Exception):
+            print(f"pysdcmicro: interrupted after the command had finished{done}", file=sys.stderr)
+        code = 130
+    for stream in (sys.stdout, sys.stderr):
+        with contextlib.suppress(Exception):
+            stream.flush()
+    os._exit(code if isinstance(code, int) else 1)
 
 
 def _interrupted() -> int:

@@ -678,7 +678,10 @@ class Outputs:
     def commit(self) -> None:
         """Put every output in place: first the outputs that cannot be undone (special files
         such as /dev/full, a FIFO or a pipe, and standard output), so that a failure there
-        leaves every regular file as it was; then the renames (Ctrl-C held until all are done)."""
+        leaves every regular file as it was; then the renames (Ctrl-C held until all are done).
+        A second Ctrl-C before the first rename aborts (nothing replaced); one during the
+        renames is held until they are all done, then aborts, naming what was written."""
+        _signals.abort_if_second()
         for tmp, target, special in [entry for entry in self._pending if entry[2]]:
             _copy_to_special(tmp, target)
             self._pending.remove((tmp, target, special))
@@ -694,6 +697,7 @@ class Outputs:
                                 ".") from None
         self._text.clear()
         with _signals.stop_signals_held():
+            _signals.abort_if_second()  # (one that came during the special files' copies)
             for tmp, target, _ in self._pending:
                 try:
                     os.replace(tmp, target)

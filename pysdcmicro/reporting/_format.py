@@ -49,3 +49,9 @@ def format_number(value: Any, *, digits: int = 4) -> str:
         return "< 0.000001" if v > 0 else "> -0.000001"
     decimals = min(6, max(0, digits - 1 - math.floor(math.log10(a))))
     return f"{v:,.{decimals}f}"
+
+
+def cell(matrix: Any, a: Any, b: Any) -> float:
+    """``matrix[a, b]`` of a labelled square matrix, found by position: ``.loc`` would read
+    a tuple label (a MultiIndex column) as a row and a column."""
+    return float(matrix.iat[list(matrix.index).index(a), list(matrix.columns).index(b)])

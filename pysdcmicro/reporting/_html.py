@@ -10,7 +10,7 @@ from typing import Any
 
 import numpy as np
 
-from ._format import format_number
+from ._format import cell as _cell, format_number
 
 _STYLE = """
 body { font-family: system-ui, -apple-system, "Segoe UI", sans-serif; max-width: 960px; margin: 2em auto;
@@ -184,7 +184,7 @@ def render_body(rep, *, plots: bool | None = None) -> str:
         c = rep.correlations
         a, b = c["pair"]
         parts.append(f"<p>Largest change of a correlation: {_corr(c['max_abs_change'])} ({_e(a)} ~ {_e(b)}: "
-                     f"{_corr(c['original'].loc[a, b])} &rarr; {_corr(c['masked'].loc[a, b])}).</p>")
+                     f"{_corr(_cell(c['original'], a, b))} &rarr; {_corr(_cell(c['masked'], a, b))}).</p>")
         if len(rep.variables) <= 12:
             for which in ("original", "masked"):
                 m = c[which]

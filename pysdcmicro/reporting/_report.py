@@ -19,13 +19,14 @@ import pandas as pd
 
 from .._errors import InvalidInputError, InvalidTypeError
 from .._phases import phase
+from .._release import across_groups
 from .._result import MicroaggregationResult, _jsonable
 from .._validation import check_k
 from ..metrics import equivalence_class_sizes
 from ..metrics._linkage import _record_linkage
 from ..metrics._pairs import _as_table, check_fraction, paired_values
 from ..metrics._risk import _at_risk
-from ._format import format_number
+from ._format import cell as _cell, format_number
 from ..metrics._utility import _correlation_changes, _eigen, _il1, _il1s, _sse_sst, _variable_changes, sse_sst
 
 __all__ = ["Report", "report", "compare"]
@@ -40,7 +41,7 @@ def _counts(sizes: np.ndarray) -> dict[int, int]:
 
 
 def _name(label: Any) -> Any:
-    return int(label) if isinstance(label, (int, np.integer)) else str(label)
+    return int(label) if isinstance(label, (int, np.integer)) and not isinstance(label, bool) else str(label)
 
 
 @dataclass
@@ -101,6 +102,11 @@ class Report:
         Columns released unmasked that look like quasi-identifiers (numeric, or text that
         holds numbers), each ``{"column", "reason", "option"}``: k-anonymity was not checked
         on them. The command line fills it; the headline names them.
+    across_groups : dict or None
+        With groups of variables: ``records_below_k``, the records whose combination of
+        released values over every group's columns is shared by fewer than ``k`` records
+        (each group alone is k-anonymous), and ``smallest_frequency``; checked on the
+        released data. None with one group of variables.
     """
 
     variables: list
@@ -131,6 +137,7 @@ class Report:
     unmasked: list = field(default_factory=list)
     scope: str = "joint"
     joint_smallest: int | None = None
+    across_groups: dict | None = None
 
     # -- machine-readable ------------------------------------------------------
     def to_dict(self) -> dict:
@@ -172,6 +179,8 @@ class Report:
             out["measures_note"] = self.measures_note
         if self.unmasked:
             out["unmasked"] = list(self.unmasked)
+        if self.across_groups is not None:
+            out["across_groups"] = dict(self.across_groups)
         if self.group_sizes is not None:
             out["group_size_counts"] = _counts(self.group_sizes)
         if self.changes is not None:
@@ -207,6 +216,10 @@ class Report:
         items: list[dict] = []
         smallest = int(self.class_sizes.min())
         checked = ", ".join(repr(_name(v)) for v in self.variables[:12]) + (", ..." if len(self.variables) > 12 else "")
+        groups = (self.settings or {}).get("variable_groups") or []
+        if len(groups) > 1:  # checked group by group, not on the combination
+            checked = ("of each variable group on its own: "
+                       + " | ".join(", ".join(repr(_name(v)) for v in group) for group in groups))
         if self.k_anonymous is None:
             items.append(dict(key="k_anonymous", label="k-anonymous", value="not checked", verdict="info",
                               reading=f"k was not given; every released combination of values is shared by at "
@@ -215,7 +228,8 @@ class Report:
             jointly = self.joint_smallest >= self.k
             items.append(dict(key="k_anonymous", label=f"{self.k}-anonymous", value=f"{self.scope} only",
                               verdict="good" if jointly else "info",
-                              reading=f"{self._scope_words()}: its released values are shared by at least "
+                              reading=f"checked {checked if len(groups) > 1 else self._scope_words()}: its released "
+                                      f"values are shared by at least "
                                       f"{self.k} records (smallest: {smallest}); the combination of all columns "
                                       + ("is k-anonymous too" if jointly else
                                          f"is NOT (smallest: {self.joint_smallest})")
@@ -231,6 +245,8 @@ class Report:
                               reading=f"{below} records are in combinations shared by fewer than {self.k} "
                                       f"records (smallest: {smallest}; columns checked: {checked}): do not release "
                                       "this file."))
+        if self.across_groups is not None:
+            items.append(_across_item(self.across_groups, self.k))
         if self.information_loss is not None and math.isfinite(self.information_loss):
             value = f"{self.information_loss:.2f} %"
             reading = ("share of the variation of the standardized variables removed by the grouping "
@@ -374,8 +390,8 @@ class Report:
             lines += ["  " + row for row in text.splitlines()]
         if self.correlations is not None and self.correlations["pair"] is not None:
             a, b = self.correlations["pair"]
-            ro = self.correlations["original"].loc[a, b]
-            rm = self.correlations["masked"].loc[a, b]
+            ro = _cell(self.correlations["original"], a, b)
+            rm = _cell(self.correlations["masked"], a, b)
             lines.append(f"  largest correlation change: {_num(self.correlations['max_abs_change'])} "
                          f"({a} ~ {b}: {ro:.4f} -> {rm:.4f})")
         return "\n".join(lines)
@@ -436,6 +452,21 @@ class Report:
         from ._html import render_body
 
         return render_body(self, plots=False)
+
+
+def _across_item(across: dict, k: Any) -> dict:
+    """The headline's line on groups of variables: records unique across the groups."""
+    below = across["records_below_k"]
+    if below:
+        return dict(key="across_groups", label="across variable groups", value=f"{below} record(s) below k",
+                    verdict="bad",
+                    reading=f"{below} records have a combination of released values over every group's columns "
+                            f"that fewer than k = {k} records share (smallest: {across['smallest_frequency']}); each "
+                            "group alone is k-anonymous, but an intruder who knows values from several groups can "
+                            "single these records out: put the columns an intruder may know together in one group.")
+    return dict(key="across_groups", label="across variable groups", value="k-anonymous too", verdict="good",
+                reading=f"every combination of released values over every group's columns is shared by at least "
+                        f"k = {k} records (smallest: {across['smallest_frequency']}).")
 
 
 def _close(a: float, b: float) -> bool:
@@ -627,6 +658,12 @@ def report(result: MicroaggregationResult, original: Any = None, *, released: An
         seconds=result.seconds, settings=result.settings, info=result.info, released=released, scope=scope,
         joint_smallest=joint_smallest,
     )
+    if len(groups) > 1:  # each group is k-anonymous; their combination may not be
+        with phase("report: across groups"):
+            flat = [v for group in groups for v in group]
+            table = released[flat] if isinstance(released, pd.DataFrame) else \
+                np.asarray(released, dtype=np.float64)[:, flat]
+            rep.across_groups = across_groups(table, result.k, flat)
     if measures_skipped:
         rep.measures_note = measures_skipped
     elif original is not None:

@@ -156,13 +156,17 @@ def _check_written(tmp_path, out, rep, message_part):
     assert [p.name for p in tmp_path.iterdir() if p.name.startswith(".pysdcmicro-")] == []
 
 
-@pytest.mark.parametrize("fake", [os.sep.join(["", "site-packages", "llvmlite", "binding", "executionengine.py"]),
-                                  "<frozen importlib._bootstrap>"])
-def test_ctrl_c_inside_a_c_callback_is_delivered_again_not_lost(monkeypatch, fake):
+@pytest.mark.parametrize("fake, name", [
+    (os.sep.join(["", "site-packages", "llvmlite", "binding", "executionengine.py"]), "cb"),
+    ("<frozen importlib._bootstrap>", "cb"),
+    (os.sep.join(["", "lib", "python3", "concurrent", "futures", "process.py"]), "weakref_cb"),
+    (os.sep.join(["", "somewhere", "module.py"]), "__del__"),
+])
+def test_ctrl_c_inside_a_c_callback_is_delivered_again_not_lost(monkeypatch, fake, name):
     """A SIGINT handled while Python code that C calls back runs (numba loading its cache
-    through llvmlite; importlib's module-lock weakref callback) would raise where the
-    exception is only printed and dropped, losing the Ctrl-C (both seen in the start-up
-    test): the handler re-sends it shortly instead."""
+    through llvmlite; importlib's module-lock weakref callback; a process pool's weakref
+    callback; a finalizer) would raise where the exception is only printed ("Exception
+    ignored in") and dropped, losing the Ctrl-C: the handler re-sends it shortly instead."""
     from pysdcmicro import _interrupt
     from pysdcmicro.cli import _signals
 
@@ -170,10 +174,10 @@ def test_ctrl_c_inside_a_c_callback_is_delivered_again_not_lost(monkeypatch, fak
     monkeypatch.setattr(_signals.os, "kill", lambda pid, sig: sent.append((pid, sig)))
     monkeypatch.setattr(_interrupt._state, "count", 0)
     monkeypatch.setattr(_interrupt._state, "solving", 1)
-    code = compile("def cb(h):\n    h(2, sys._getframe())\n", fake, "exec")
+    code = compile(f"def {name}(h):\n    h(2, sys._getframe())\n", fake, "exec")
     space = {"sys": sys}
     exec(code, space)
-    space["cb"](_signals._handler)  # must not raise here
+    space[name](_signals._handler)  # must not raise here
     deadline = time.monotonic() + 5
     while not sent and time.monotonic() < deadline:
         time.sleep(0.01)
@@ -389,3 +393,169 @@ def test_a_ctrl_c_that_numba_wraps_in_a_system_error_still_returns_the_incumbent
     assert calls and res.status == "limit" and "interrupted" in res.message
     with pytest.raises(SystemError):  # any other SystemError is not taken for a Ctrl-C
         pysdcmicro.microaggregate(X, 3, method=lambda Z, k, ctx: (_ for _ in ()).throw(SystemError("other")))
+
+
+def test_a_second_ctrl_c_that_was_caught_still_aborts_before_anything_is_replaced(tmp_path, monkeypatch, capsys):
+    """A method catches a Ctrl-C as "return the incumbent"; if that Ctrl-C was the second,
+    the run still aborts at the commit: nothing written, exit status 130."""
+    from pysdcmicro.cli import _files
+
+    real = _files.read_back_and_verify
+
+    def swallowing(*args, **kwargs):
+        os.kill(os.getpid(), signal.SIGINT)  # the first: recorded (the search is over)
+        try:
+            os.kill(os.getpid(), signal.SIGINT)  # the second: raised here, and caught
+            time.sleep(1.0)  # (delivered at the next bytecode; the sleep is cut short)
+        except KeyboardInterrupt:
+            pass
+        return real(*args, **kwargs)
+
+    monkeypatch.setattr(_files, "read_back_and_verify", swallowing)
+    out, rep = tmp_path / "out.csv", tmp_path / "rep.json"
+    out.write_text("previous\n")
+    code, out, rep = _run(tmp_path)
+    assert code == 130 and out.read_text() == "previous\n" and not rep.exists()
+    assert "no output file was written or changed" in capsys.readouterr().err
+    assert [p.name for p in tmp_path.iterdir() if p.name.startswith(".pysdcmicro-")] == []
+
+
+def test_a_second_ctrl_c_during_the_renames_finishes_them_and_says_so(tmp_path, monkeypatch, capsys):
+    from pysdcmicro.cli import _files
+
+    real, calls = os.replace, []
+
+    def replace(src, dst):
+        calls.append(dst)
+        if len(calls) == 1:  # both Ctrl-Cs land between the first and the second rename
+            os.kill(os.getpid(), signal.SIGINT)
+            os.kill(os.getpid(), signal.SIGINT)
+        return real(src, dst)
+
+    monkeypatch.setattr(_files.os, "replace", replace)
+    out, rep = tmp_path / "out.csv", tmp_path / "rep.json"
+    out.write_text("previous\n")
+    rep.write_text("previous\n")
+    code, out, rep = _run(tmp_path)
+    err = capsys.readouterr().err
+    assert len(calls) == 2 and code == 130
+    assert out.read_text() != "previous\n" and rep.read_text() != "previous\n"
+    assert "written before it" in err and str(out) in err and str(rep) in err
+    assert [p.name for p in tmp_path.iterdir() if p.name.startswith(".pysdcmicro-")] == []
+
+
+# -- SIGTERM to the whole process group: no worker process outlives the command --------
+
+def _group(pgid: int) -> list[tuple[int, str]]:
+    """The live (not zombie) processes of process group ``pgid``, from /proc."""
+    members = []
+    for entry in os.listdir("/proc"):
+        if not entry.isdigit():
+            continue
+        try:
+            stat = Path(f"/proc/{entry}/stat").read_text()
+            cmdline = Path(f"/proc/{entry}/cmdline").read_bytes().replace(b"\0", b" ").decode(errors="replace")
+        except OSError:
+            continue
+        state, _, group = stat[stat.rindex(")") + 2:].split()[:3]
+        if int(group) == pgid and state != "Z":
+            members.append((int(entry), cmdline))
+    return members
+
+
+def _wait_for(condition, limit: float) -> bool:
+    """Poll ``condition`` every 0.1 s; whether it held before ``limit`` seconds (a hang
+    detector, not a timing assertion)."""
+    end = time.monotonic() + limit
+    while time.monotonic() < end:
+        if condition():
+            return True
+        time.sleep(0.1)
+    return condition()
+
+
+@pytest.mark.subprocess
+@pytest.mark.skipif(not Path("/proc/self/stat").exists(), reason="needs /proc to list a process group")
+@pytest.mark.parametrize("path", [[], ["--blocks", "400"]], ids=["auto", "blocked"])
+def test_sigterm_to_the_process_group_leaves_no_worker_behind(tmp_path, path):
+    src = _data(tmp_path, n=2400)
+    out, rep = tmp_path / "out.csv", tmp_path / "rep.json"
+    cmd = [sys.executable, "-m", "pysdcmicro", "microaggregate", str(src), "--k", "3", "-o", str(out),
+           "--report", str(rep), "-q", "--method", "auto", "--time-limit", "40", "--n-jobs", "2", *path]
+    env = dict(os.environ, PYTHONPATH=str(PACKAGE_DIR.parent))
+    proc = subprocess.Popen(cmd, stdout=subprocess.PIPE, stderr=subprocess.PIPE, start_new_session=True, env=env)
+    try:
+        # SIGTERM once the workers (and multiprocessing's resource tracker) run
+        started = _wait_for(lambda: sum("multiprocessing" in c for _, c in _group(proc.pid)) >= 2
+                            or proc.poll() is not None, 120)
+        assert started and proc.poll() is None, "the workers never started"
+        os.killpg(proc.pid, signal.SIGTERM)
+        _, err = proc.communicate(timeout=120)
+        assert _wait_for(lambda: not _group(proc.pid), 30), f"left behind: {_group(proc.pid)}"
+    finally:
+        if _group(proc.pid):
+            os.killpg(proc.pid, signal.SIGKILL)
+        proc.wait()
+    err = err.decode(errors="replace")
+    assert "Traceback" not in err, err
+    # as a first Ctrl-C: the search stops and its best partition is released
+    assert proc.returncode == 0, (proc.returncode, err)
+    import json
+
+    data = json.loads(rep.read_text())
+    assert data["status"] == "limit" and data["k_anonymous"] is True
+    assert [p.name for p in tmp_path.iterdir() if p.name.startswith(".pysdcmicro-")] == []
+
+
+@pytest.mark.parametrize("signum", [signal.SIGINT, signal.SIGTERM, signal.SIGHUP])
+def test_the_start_up_guard_records_sigterm_and_sighup_as_ctrl_c(signum):
+    from pysdcmicro import __main__ as entry
+
+    before = {s: signal.getsignal(s) for s in (signal.SIGINT, signal.SIGTERM, signal.SIGHUP)}
+    received, previous = entry._start_guard()
+    try:
+        os.kill(os.getpid(), signum)
+        time.sleep(0.01)  # (the handler runs at the next bytecode)
+    finally:
+        entry._restore(previous)
+    assert received == [signum]
+    assert {s: signal.getsignal(s) for s in before} == before
+
+
+def test_a_signal_the_process_was_started_ignoring_stays_ignored(tmp_path, monkeypatch):
+    """Under ``nohup`` SIGHUP is ignored: a closed terminal must not stop the run (nor
+    SIGINT a job that a shell started in the background)."""
+    from pysdcmicro import __main__ as entry
+    from pysdcmicro.cli import _files
+
+    previous = signal.signal(signal.SIGHUP, signal.SIG_IGN)
+    try:
+        received, guard = entry._start_guard()
+        entry._restore(guard)
+        assert signal.SIGHUP not in guard and received == []
+        _signal_inside(monkeypatch, _files, "read_table", signal.SIGHUP)
+        code, out, rep = _run(tmp_path)
+        assert signal.getsignal(signal.SIGHUP) is signal.SIG_IGN
+    finally:
+        signal.signal(signal.SIGHUP, previous)
+    import json
+
+    assert code == 0 and json.loads(rep.read_text())["status"] == "done"  # not stopped
+
+
+def test_a_ctrl_c_that_an_import_wrapped_is_one_line(tmp_path, monkeypatch, capsys):
+    """Python 3.11 wraps a KeyboardInterrupt raised while a class body's ``__set_name__`` runs
+    (a dataclass field, during an import) in a RuntimeError: still a Ctrl-C, one line."""
+    from pysdcmicro.cli import _commands
+
+    def interrupted_import(*args, **kwargs):
+        try:
+            raise KeyboardInterrupt
+        except KeyboardInterrupt as exc:
+            raise RuntimeError("Error calling __set_name__ on 'Field' instance") from exc
+
+    monkeypatch.setattr(_commands, "cmd_microaggregate", interrupted_import)
+    code, out, rep = _run(tmp_path)
+    err = capsys.readouterr().err
+    assert code == 130 and not out.exists() and "Traceback" not in err
+    assert err.strip() == "pysdcmicro: interrupted; no output file was written or changed"
