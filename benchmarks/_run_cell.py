@@ -21,7 +21,8 @@ def _rss_kib() -> int:
 def load_dataset(name: str):
     """CASC sets by name (published columns), ``NAME@sub:N:SEED`` (N random rows of a CASC
     set, drawn with ``numpy.random.default_rng(SEED)``, kept in file order), or
-    ``synthetic:KIND:N:D[:SEED]``; ``NAME@missing:SHARE:SEED``: the data set with each
+    ``synthetic:KIND:N:D[:SEED]``, ``statsmodels:NAME`` (the numeric columns of a data set that
+    ships with statsmodels); ``NAME@missing:SHARE:SEED``: the data set with each
     cell missing independently with probability SHARE (``numpy.random.default_rng(SEED)``)."""
     if "@missing:" in name:
         import numpy as np
@@ -39,6 +40,10 @@ def load_dataset(name: str):
         full = load_dataset(base)
         rows = np.sort(np.random.default_rng(seed).choice(len(full), size, replace=False))
         return full.iloc[rows].reset_index(drop=True)
+    if name.startswith("statsmodels:"):
+        import statsmodels.api as sm
+
+        return getattr(sm.datasets, name.split(":", 1)[1]).load_pandas().data.select_dtypes("number")
     if name.startswith("synthetic:"):
         from pysdcmicro.datasets import make_synthetic
 

@@ -25,7 +25,7 @@ from typing import Any, Callable
 import numpy as np
 import pandas as pd
 
-from . import _interrupt, _registry
+from . import _compile, _interrupt, _registry
 # Importing the algorithm packages registers their methods (in this order, the order of the listings).
 from . import constructive, optimization, univariate, local_search  # noqa: F401, I001
 from .optimization import _auto  # noqa: F401
@@ -224,6 +224,8 @@ def partition(job: Job, prep: Prepared) -> Partitioned:
     plan, options = _plan(job, prep, root)
     try:
         _interrupt.start_solving()  # the command line: raises at once if Ctrl-C came while preparing
+        _compile.announce(root, job.method.name, blocked=plan is not None,
+                          steps=tuple(step.name for step in job.steps))
         if plan is not None:
             Z_part = Z
             if ds.strata is not None and job.strata_scaling == "stratum":  # groups never cross strata

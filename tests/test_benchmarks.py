@@ -69,3 +69,20 @@ def test_benchmark_runs_once_on_tiny_data(cls, methods, monkeypatch):
             assert isinstance(value, float) and math.isfinite(value) and 0.0 <= value <= 100.0, (name, value)
     if hasattr(bench, "teardown"):
         bench.teardown(*args)
+
+
+def test_runner_loads_gaussian_and_statsmodels_data():
+    from benchmarks._run_cell import load_dataset
+
+    X = load_dataset("synthetic:gaussian:500:3:1")
+    assert X.shape == (500, 3) and abs(float(X.mean())) < 0.2 and 0.8 < float(X.std()) < 1.2
+    pytest.importorskip("statsmodels")
+    anes = load_dataset("statsmodels:anes96")
+    assert anes.shape == (944, 11) and all(dtype.kind in "if" for dtype in anes.dtypes)
+
+
+def test_auto_default_suite_cases_load():
+    from benchmarks.suites import auto_default
+
+    assert {case["label"] for case in auto_default.CASES} == {"auto (no limit)", "mdav + two-swap"}
+    assert all("time_limit" not in case for case in auto_default.CASES)

@@ -71,9 +71,11 @@ def make_synthetic(n: int, d: int, *, kind: str = "clustered", rng=None, n_clust
     ----------
     n, d : int
         Records and variables.
-    kind : {"clustered", "uniform"}
+    kind : {"clustered", "uniform", "gaussian"}
         ``"clustered"``: a Gaussian mixture with ``n_clusters`` (default ``max(2, n // 1000)``)
-        centres of varied spread; ``"uniform"``: independent U(0, 1) columns.
+        centres of varied spread; ``"uniform"``: independent U(0, 1) columns;
+        ``"gaussian"``: independent N(0, 1) columns (no structure to exploit: the hardest
+        case for local search).
     rng : None, int or Generator
 
     Examples
@@ -83,10 +85,12 @@ def make_synthetic(n: int, d: int, *, kind: str = "clustered", rng=None, n_clust
     """
     n = check_positive_int(n, "n")
     d = check_positive_int(d, "d")
-    kind = check_choice(kind, "kind", ("clustered", "uniform"))
+    kind = check_choice(kind, "kind", ("clustered", "uniform", "gaussian"))
     gen = np.random.default_rng(rng)
     if kind == "uniform":
         return gen.random((n, d))
+    if kind == "gaussian":
+        return gen.normal(0.0, 1.0, (n, d))
     c = n_clusters if n_clusters is not None else max(2, n // 1000)
     c = check_positive_int(c, "n_clusters")
     centres = gen.normal(0.0, 10.0, (c, d))

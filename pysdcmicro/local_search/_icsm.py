@@ -79,6 +79,11 @@ def neighbours_for(k: int) -> int:
 #: Nearest records kept per record for the nearest-point-next step of the tour.
 TOUR_NEIGHBOURS = 16
 
+#: Work units charged per record for each pass (tour, pool, cycle search) on top of the
+#: evaluations it counts: a pass also rebuilds the neighbour groups, the group index and the
+#: tour's dynamic programme, O(n) work of about this many units per record.
+PASS_WORK = 40
+
 __all__ = ["partition_tour", "circular_runs", "tour_to_assignment", "simple_heuristic", "complex_heuristic",
            "group_scores", "icsm_search", "perturb"]
 
@@ -94,7 +99,7 @@ def nearest_records(Z: np.ndarray, m: int = TOUR_NEIGHBOURS) -> np.ndarray:
     out = np.full((n, m), -1, dtype=np.int64)
     if m == 0:
         return out
-    _, idx = cKDTree(Z).query(Z, k=m + 1)
+    _, idx = cKDTree(Z).query(Z, k=m + 1, workers=-1)
     idx = np.asarray(idx, dtype=np.int64).reshape(n, m + 1)
     # drop each record itself (not always first when it has duplicates)
     self_pos = np.argmax(idx == np.arange(n)[:, None], axis=1)
@@ -116,6 +121,16 @@ def tour_index(Z: np.ndarray, m: int = TOUR_NEIGHBOURS) -> tuple[np.ndarray, ...
     pstarts = np.zeros(uniq.shape[0] + 1, dtype=np.int64)
     np.cumsum(np.bincount(pt, minlength=uniq.shape[0]), out=pstarts[1:])
     return pt, pstarts, porder, nearest_records(uniq, m)
+
+
+def _records_from_points(index: tuple) -> np.ndarray | None:
+    """Each record's nearest other records, read from :func:`tour_index`'s nearest points
+    when every record is its own point (no exact duplicates); None otherwise."""
+    pt, pstarts, porder, near = index
+    if pstarts.size - 1 != pt.size:
+        return None
+    out = np.where(near >= 0, porder[np.maximum(near, 0)], -1)
+    return out[pt]
 
 
 def partition_tour(P: Partition, index: tuple | None = None, counters: np.ndarray | None = None) -> np.ndarray:
@@ -459,7 +474,8 @@ def complex_heuristic(P: Partition, k: int, *, max_size: int | None = None, tol:
 def icsm_search(Z: np.ndarray, labels: np.ndarray, k: int, *, pool_size: int = 100,
                 cycle_groups: int = 1, cycle_depth: int | None = None, max_iterations: int | None = None,
                 ctx: Context | None = None, report: bool = True, use_tour: bool = True,
-                neighbours: int | str | None = "auto", work: dict | None = None) -> tuple[Partition, int, str]:
+                neighbours: int | str | None = "auto", work: dict | None = None,
+                max_work: int | None = None) -> tuple[Partition, int, str]:
     """Algorithm 2 from the partition ``labels`` (instead of MDAV); returns
     ``(partition, rounds, status)``. A round is an inner iteration or an n-opt move that
     lowered the SSE. The partition is never worse than ``labels``; groups keep at most
@@ -470,7 +486,10 @@ def icsm_search(Z: np.ndarray, labels: np.ndarray, k: int, *, pool_size: int = 1
     ``tour_scans`` (points scanned outside the nearest-point lists by the tours),
     ``cycle_edges`` (edges relaxed by ComplexHeuristic), ``tours``, ``pools`` and ``cycles``
     (searches run). ``neighbours``: groups per neighbour list (:func:`neighbours_for` with
-    ``"auto"``; all groups with None)."""
+    ``"auto"``; all groups with None). ``max_work``: a deterministic budget; the search stops
+    with status ``"budget"`` after the round in which its work units reached it: the
+    evaluations, edges and tour scans (each one distance or gain over the ``d`` columns) and
+    :data:`PASS_WORK` per record for each pass."""
     if isinstance(neighbours, str):
         neighbours = neighbours_for(k)
     P = Partition(Z, labels)
@@ -481,14 +500,18 @@ def icsm_search(Z: np.ndarray, labels: np.ndarray, k: int, *, pool_size: int = 1
     edges = np.zeros(1, dtype=np.int64)
     scans = np.zeros(1, dtype=np.int64)
     tally = {"tours": 0, "pools": 0, "cycles": 0}
-    knn = nearest_records(Z) if P.g > 1 else None
     index = tour_index(Z) if use_tour and P.g > 1 else None
+    knn = _records_from_points(index) if index is not None else None
+    if knn is None and P.g > 1:
+        knn = nearest_records(Z)
 
     def stop() -> str | None:
         if max_iterations is not None and rounds >= max_iterations:
             return "limit"
         if ctx is not None and ctx.expired():
             return "limit"
+        if max_work is not None and _work_total(counts()) >= max_work:
+            return "budget"
         return None
 
     def progress(stage: str) -> None:
@@ -496,10 +519,13 @@ def icsm_search(Z: np.ndarray, labels: np.ndarray, k: int, *, pool_size: int = 1
             ctx.report(iteration=rounds, sse=current, step=stage)
             ctx.offer(P.labels, current)
 
+    def counts() -> dict:
+        return dict(tally, evaluations=int(evals[0]), cycle_edges=int(edges[0]), tour_scans=int(scans[0]),
+                    rounds=rounds, n=P.n)
+
     def finish(why: str):
         if work is not None:
-            work.update(tally, evaluations=int(evals[0]), cycle_edges=int(edges[0]),
-                        tour_scans=int(scans[0]), rounds=rounds)
+            work.update(counts())
         return P, rounds, why
 
     while True:
@@ -664,17 +690,24 @@ def _check_icsm_options(pool_size, cycle_groups, max_iterations, max_restarts, p
 
 
 def _run_icsm(Z, labels, k, ctx, pool_size, cycle_groups, max_iterations, max_restarts, perturbation,
-              restart_scope, region_groups, region_tour=None) -> Solution:
+              restart_scope, region_groups, region_tour=None, max_work=None) -> Solution:
     (pool_size, cycle_groups, max_iterations, max_restarts, perturbation, restart_scope,
      region_groups) = _check_icsm_options(pool_size, cycle_groups, max_iterations, max_restarts, perturbation,
                                           restart_scope, region_groups, ctx)
+    max_work = check_positive_int(max_work, "max_work", allow_none=True)
     started = time.monotonic()
+    work: dict = {}
     P, rounds, status = icsm_search(Z, labels, k, pool_size=pool_size, cycle_groups=cycle_groups,
-                                    max_iterations=max_iterations, ctx=ctx.child(stage="icsm"))
+                                    max_iterations=max_iterations, ctx=ctx.child(stage="icsm"), work=work,
+                                    max_work=max_work)
     first_seconds = time.monotonic() - started
-    info = {"rounds": rounds, "first_run_sse": P.sse(), "restarts": 0, "improving_restarts": 0}
+    info = {"rounds": rounds, "first_run_sse": P.sse(), "restarts": 0, "improving_restarts": 0,
+            "work": _work_total(work)}
     messages = []
-    if status == "limit":
+    if status == "budget":  # a deterministic stop: the restarts still run
+        messages.append(f"first run stopped at max_work={max_work} after {rounds} rounds")
+        status = "done"
+    elif status == "limit":
         messages.append("time limit reached in the first run" if ctx.expired()
                         else f"first run stopped after max_iterations={max_iterations} rounds")
     restarting = max_restarts is None or max_restarts > 0
@@ -693,9 +726,13 @@ def _run_icsm(Z, labels, k, ctx, pool_size, cycle_groups, max_iterations, max_re
                                                cycle_groups=cycle_groups, region_tour=region_tour)
             info.update(facts)
             if restart_scope == "region" and facts["improving_restarts"]:
+                polish: dict = {}
+                # the final pass gets what the first run left of max_work, and at least a quarter
+                left = None if max_work is None else max(max_work - info["work"], max_work // 4)
                 P, more, p_status = icsm_search(Z, P.labels, k, pool_size=pool_size, cycle_groups=cycle_groups,
-                                                ctx=ctx.child(stage="polish"))
+                                                ctx=ctx.child(stage="polish"), work=polish, max_work=left)
                 info["polish_rounds"] = more
+                info["work"] += _work_total(polish)
                 r_status = "limit" if p_status == "limit" else r_status
             messages.append(f"{facts['restarts']} restarts, {facts['improving_restarts']} improving")
             if r_status == "limit":
@@ -705,17 +742,24 @@ def _run_icsm(Z, labels, k, ctx, pool_size, cycle_groups, max_iterations, max_re
     return Solution(labels=P.labels, status=status, message="; ".join(messages), info=info)
 
 
+def _work_total(work: dict) -> int:
+    """The work units of one :func:`icsm_search` (its ``work`` counts)."""
+    passes = work.get("tours", 0) + work.get("pools", 0) + work.get("cycles", 0)
+    return int(work.get("evaluations", 0) + work.get("cycle_edges", 0) + work.get("tour_scans", 0)
+               + PASS_WORK * passes * work.get("n", 0))
+
+
 @register_method("icsm", summary="ICSM local search (Tour2Assignment, 1-opt/2-opt pool, n-opt cycles) "
                  "from MDAV, with optional restarts (Mortazavi and Jalili 2015)", randomized=True)
 def _icsm_solver(Z: np.ndarray, k: int, ctx: Context, *, pool_size: int = 100, cycle_groups: int = 1,
                  max_iterations: int | None = None, max_restarts: int | None = 0, perturbation: int = 20,
-                 restart_scope: str = "region", region_groups: int = 30) -> Solution:
+                 restart_scope: str = "region", region_groups: int = 30, max_work: int | None = None) -> Solution:
     _check_icsm_options(pool_size, cycle_groups, max_iterations, max_restarts, perturbation, restart_scope,
                         region_groups, ctx)
     labels = mdav_labels(Z, k)
     ctx.offer(labels, float(Partition(Z, labels).sse()))
     return _run_icsm(Z, labels, k, ctx, pool_size, cycle_groups, max_iterations, max_restarts, perturbation,
-                     restart_scope, region_groups)
+                     restart_scope, region_groups, max_work=max_work)
 
 
 @register_improvement("icsm", summary="ICSM's local search (and optional restarts) from any partition",
@@ -723,6 +767,6 @@ def _icsm_solver(Z: np.ndarray, k: int, ctx: Context, *, pool_size: int = 100, c
 def _icsm_improver(Z: np.ndarray, labels: np.ndarray, k: int, ctx: Context, *, pool_size: int = 100,
                    cycle_groups: int = 1, max_iterations: int | None = None, max_restarts: int | None = 0,
                    perturbation: int = 20, restart_scope: str = "region", region_groups: int = 30,
-                   region_tour: bool | None = None) -> Solution:
+                   region_tour: bool | None = None, max_work: int | None = None) -> Solution:
     return _run_icsm(Z, labels, k, ctx, pool_size, cycle_groups, max_iterations, max_restarts, perturbation,
-                     restart_scope, region_groups, region_tour)
+                     restart_scope, region_groups, region_tour, max_work)

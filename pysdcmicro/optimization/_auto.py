@@ -6,14 +6,21 @@ unless given):
 * **No time limit: a fixed amount of work** chosen from ``n``, ``d`` and ``k`` alone (no
   clock is read), so the same seed gives the same partition on any machine:
 
-  1. MDAV, then two-swap local search: the *baseline*;
-  2. (``n <= icsm_max_n``) one ICSM run from MDAV (Mortazavi and Jalili 2015);
-  3. (``n <= icsm_max_n``) ``restarts`` region restarts of ICSM from the better of 1 and 2;
-  4. a lower bound from nearest neighbours (``n <= bound_max_n``; column generation's
+  1. MDAV, then (on small data, ``n^2 d <= two_swap_max_work``) two-swap local search: the
+     *baseline*;
+  2. (``n <= icsm_max_n``) one ICSM run from MDAV (Mortazavi and Jalili 2015), within a
+     budget of work units (:meth:`AutoPlan.icsm_work`: a fixed allowance plus a share per
+     record), then ``restarts`` region restarts of ICSM and, when a restart improved, a
+     final ICSM pass on all the data with what is left of the budget (at least a quarter);
+  3. a lower bound from nearest neighbours (``n <= bound_max_n``; column generation's
      dual-feasible point ``u_i = min_s a_i(s)/(2s)``), so ``gap`` is known.
 
-  Every step starts from the best partition so far and only an improvement replaces it, so
-  the answer is never worse than MDAV followed by two-swap (the baseline is a candidate).
+  The work is counted, not timed, so it is bounded on every input: ICSM's rounds grow
+  faster than n on large data (each round is O(n) and the rounds keep finding small
+  improvements), and two-swap costs O(n^2 d). The allowance lets ICSM converge on data
+  of a few thousand records (the CASC sets); above, the budget stops it first. Every step
+  starts from the best partition so far and only an improvement replaces it, so the answer
+  is never worse than the baseline.
 
 * **With a time limit: a portfolio on every core** until the deadline. This process runs
   MDAV + two-swap (the shared incumbent), then every core starts ICSM region restarts at
@@ -83,9 +90,16 @@ class AutoPlan:
         about ``3n / (8k)`` and at least 5 on small data, where a region is most of it), the
         nearest-neighbour lower bound (default: when ``2k <= n <= bound_max_n``).
     icsm_max_n, bound_max_n : int
-        Above these many records no ICSM run (it grows faster than n log n) and no bound
-        (O(n^2 d) time) without a time limit; the portfolio skips the bound above
-        ``bound_max_n`` too.
+        Above these many records no ICSM run and no bound (O(n^2 d) time) without a time
+        limit; the portfolio skips the bound above ``bound_max_n`` too.
+    work_base, work_per_record : float
+        ICSM's budget without a time limit, in work units times ``d`` (a unit is one move,
+        edge or tour evaluation over the ``d`` columns): ``work_base + work_per_record * n``
+        for the first run and the final pass together (the final pass gets at least a
+        quarter of it).
+    two_swap_max_work : float
+        Without a time limit, the baseline runs two-swap after MDAV only when ``n^2 d`` is
+        at most this (its first scan alone is O(n^2 d)).
     min_worker_limit : float
         Worker processes start only for a limit of at least this many seconds (starting one
         imports numpy and pysdcmicro in a fresh interpreter).
@@ -137,8 +151,11 @@ class AutoPlan:
     icsm: bool | None = None
     restarts: int | None = None
     bound: bool | None = None
-    icsm_max_n: int = 20_000
+    icsm_max_n: int = 50_000
     bound_max_n: int = 20_000
+    work_base: float = 1.5e8
+    work_per_record: float = 6.0e4
+    two_swap_max_work: float = 2.5e7
     min_worker_limit: float = 5.0
     colgen_small_n: int = 400
     chains_max_n: int = 2500
@@ -172,11 +189,11 @@ class AutoPlan:
         """The work without a time limit on ``n`` records in ``d`` columns at ``k``.
 
         >>> AutoPlan().fixed_work(1080, 13, 3)
-        {'icsm': True, 'restarts': 100, 'bound': True}
+        {'icsm': True, 'restarts': 100, 'bound': True, 'two_swap': True, 'icsm_work': 16523076}
         >>> AutoPlan().fixed_work(30_000, 10, 5)
-        {'icsm': False, 'restarts': 0, 'bound': False}
+        {'icsm': True, 'restarts': 100, 'bound': False, 'two_swap': False, 'icsm_work': 195000000}
         >>> AutoPlan(restarts=5, bound=False).fixed_work(1080, 13, 3)
-        {'icsm': True, 'restarts': 5, 'bound': False}
+        {'icsm': True, 'restarts': 5, 'bound': False, 'two_swap': True, 'icsm_work': 16523076}
         """
         icsm = self.icsm if self.icsm is not None else (n <= self.icsm_max_n and n >= 2 * k)
         icsm = bool(icsm) and n >= 2 * k
@@ -185,7 +202,16 @@ class AutoPlan:
             restarts = (self.restarts if self.restarts is not None
                         else min(100 if k <= 5 else 50, max(5, n // (8 * k) * 3)))
         bound = self.bound if self.bound is not None else n <= self.bound_max_n
-        return {"icsm": icsm, "restarts": int(restarts), "bound": bool(bound) and n >= 2 * k}
+        return {"icsm": icsm, "restarts": int(restarts), "bound": bool(bound) and n >= 2 * k,
+                "two_swap": float(n) * n * d <= self.two_swap_max_work, "icsm_work": self.icsm_work(n, d)}
+
+    def icsm_work(self, n: int, d: int) -> int:
+        """ICSM's budget in work units without a time limit (see ``work_base``).
+
+        >>> AutoPlan().icsm_work(5000, 10)
+        45000000
+        """
+        return int((self.work_base + self.work_per_record * n) / max(int(d), 1))
 
     def region_groups(self, k: int) -> int:
         """Groups in a region restart of the portfolio: 30 for k <= 3, else about
@@ -288,9 +314,7 @@ def fixed_plan(n: int, d: int, k: int) -> dict:
     """The work of ``auto`` without a time limit in the default plan (:meth:`AutoPlan.fixed_work`).
 
     >>> fixed_plan(1080, 13, 3)
-    {'icsm': True, 'restarts': 100, 'bound': True}
-    >>> fixed_plan(30_000, 10, 5)
-    {'icsm': False, 'restarts': 0, 'bound': False}
+    {'icsm': True, 'restarts': 100, 'bound': True, 'two_swap': True, 'icsm_work': 16523076}
     """
     return DEFAULT_PLAN.fixed_work(n, d, k)
 
@@ -301,14 +325,24 @@ def neighbour_bound(Z: np.ndarray, k: int) -> float:
     Column generation's dual-feasible point (``nn_dual``): every group ``C`` of ``s``
     records has ``SSE(C) >= sum_{i in C} a_i(s) / (2 s)``, ``a_i(s)`` the sum of the ``s-1``
     smallest squared distances from record ``i``; an optimal partition has groups of
-    ``k..2k-1`` records. O(n^2 d) time, O(n k) memory.
+    ``k..2k-1`` records. Up to 16 columns the nearest records come from a k-d tree (exact
+    distances, taken coordinate by coordinate; O(n log n) time on low-dimensional data),
+    above from a blocked scan (O(n^2 d)); O(n k) memory.
     """
+    from scipy.spatial import cKDTree
+
     from ._pricing import neighbours, nn_dual
 
-    n = Z.shape[0]
+    n, d = Z.shape
     if n < 2 * k:
         return 0.0
-    _, dist = neighbours(Z, min(n, 2 * k - 1))
+    L = min(n, 2 * k - 1)
+    if d > 16:  # a k-d tree no longer prunes: blocked exact scan (O(n^2 d))
+        _, dist = neighbours(Z, L)
+    else:
+        dist, _ = cKDTree(Z).query(Z, k=L, workers=-1)
+        dist = np.asarray(dist, dtype=np.float64).reshape(n, -1) ** 2
+        dist[:, 0] = 0.0  # the record itself (or an exact duplicate, also at 0)
     return float(np.sum(nn_dual(dist, k)))
 
 
@@ -325,11 +359,14 @@ def _two_swap(Z, labels, k, ctx) -> Solution:
     return _two_swap_improver(Z, labels, k, ctx)
 
 
-def _baseline(Z, k, ctx) -> tuple[np.ndarray, np.ndarray, float]:
-    """MDAV and MDAV + two-swap: (mdav labels, baseline labels, baseline SSE)."""
+def _baseline(Z, k, ctx, two_swap: bool = True) -> tuple[np.ndarray, np.ndarray, float]:
+    """MDAV and MDAV + two-swap (MDAV alone with ``two_swap=False``): (mdav labels, baseline
+    labels, baseline SSE)."""
     m = mdav_labels(Z, k)
     ctx.offer(m, sse(Z, m))
     ctx.report(stage="mdav", sse=sse(Z, m))
+    if not two_swap:
+        return m, m, sse(Z, m)
     sol = _two_swap(Z, m, k, ctx.child(stage="two-swap"))
     base = np.asarray(sol.labels)
     base_sse = sse(Z, base)
@@ -359,20 +396,18 @@ def _fixed(Z, k, ctx, info, plan: AutoPlan) -> Solution:
     info["plan"] = work
     timing = info["seconds"] = {}
     t = time.monotonic()
-    m, base, base_sse = _baseline(Z, k, ctx)
-    timing["mdav+two-swap"] = time.monotonic() - t
+    m, base, base_sse = _baseline(Z, k, ctx, two_swap=work["two_swap"])
+    first = "mdav+two-swap" if work["two_swap"] else "mdav"
+    timing[first] = time.monotonic() - t
     info["baseline_sse"] = base_sse
-    best = _Best(base, base_sse, "mdav+two-swap")
+    best = _Best(base, base_sse, first)
     if work["icsm"]:
         t = time.monotonic()
-        sol = _icsm(Z, m, k, ctx.child(stage="icsm"))
-        best.offer(sol.labels, sse(Z, sol.labels), "icsm")
+        sol = _icsm(Z, m, k, ctx.child(stage="icsm"), max_restarts=work["restarts"], max_work=work["icsm_work"])
+        info["icsm"] = {key: sol.info.get(key) for key in ("rounds", "work", "restarts", "improving_restarts",
+                                                            "polish_rounds")}
+        best.offer(sol.labels, sse(Z, sol.labels), f"icsm with {work['restarts']} restarts")
         timing["icsm"] = time.monotonic() - t
-        if work["restarts"]:
-            t = time.monotonic()
-            sol = _icsm(Z, best.labels, k, ctx.child(stage="icsm-restarts"), max_restarts=work["restarts"])
-            best.offer(sol.labels, sse(Z, sol.labels), f"icsm-restarts ({work['restarts']})")
-            timing["icsm-restarts"] = time.monotonic() - t
         ctx.offer(best.labels, best.sse)
     lower = None
     if work["bound"]:
@@ -382,11 +417,11 @@ def _fixed(Z, k, ctx, info, plan: AutoPlan) -> Solution:
         info["bound_from"] = "nearest-neighbour bound"
     info["winner"] = best.who
     if work["icsm"]:
-        steps = f"MDAV+two-swap, ICSM, {work['restarts']} restarts"
+        steps = f"{first}, ICSM with {work['restarts']} restarts"
     elif n < 2 * k or n <= plan.icsm_max_n:
-        steps = "MDAV+two-swap only"
+        steps = f"{first} only"
     else:
-        steps = f"MDAV+two-swap only (n > {plan.icsm_max_n})"
+        steps = f"{first} only (n > {plan.icsm_max_n})"
     message = f"auto (no time limit: fixed work for n={n}, d={d}, k={k}): {steps}; best: {best.who}"
     return Solution(labels=best.labels, status="done", message=message, lower_bound=lower, info=info)
 

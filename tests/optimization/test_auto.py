@@ -132,11 +132,30 @@ def test_a_count_budget_makes_the_time_limited_portfolio_reproducible():
 def test_plan_fields_give_the_fixed_work():
     X = make_synthetic(120, 3, rng=4)
     res = microaggregate(X, 3, method="auto", rng=0, plan={"restarts": 3, "bound": False})
-    assert res.info["plan"] == {"icsm": True, "restarts": 3, "bound": False}
-    assert "ICSM, 3 restarts" in res.message and res.lower_bound is None
+    plan = res.info["plan"]
+    assert {key: plan[key] for key in ("icsm", "restarts", "bound", "two_swap")} == {
+        "icsm": True, "restarts": 3, "bound": False, "two_swap": True}
+    assert "mdav+two-swap, ICSM with 3 restarts" in res.message and res.lower_bound is None
     res = microaggregate(X, 3, method="auto", rng=0, plan=AutoPlan(icsm=False))
     assert res.info["plan"]["icsm"] is False and res.info["winner"] == "mdav+two-swap"
-    assert "MDAV+two-swap only;" in res.message
+    assert "mdav+two-swap only;" in res.message
+
+
+def test_fixed_work_is_a_count_budget_that_stops_icsm():
+    """Without a time limit ICSM stops at its work budget (counted, not timed): a tiny budget
+    stops the first run after one round, the same on every run; two-swap is skipped when
+    its O(n^2 d) scan is over budget, and the answer is never worse than the baseline."""
+    X = make_synthetic(400, 4, rng=5)
+    plan = AutoPlan(work_base=1.0, work_per_record=1.0, two_swap_max_work=0.0, restarts=2)
+    a = microaggregate(X, 3, method="auto", rng=1, plan=plan)
+    b = microaggregate(X, 3, method="auto", rng=1, plan=plan)
+    np.testing.assert_array_equal(a.labels, b.labels)
+    assert a.info["plan"]["two_swap"] is False and a.info["plan"]["icsm_work"] == (1 + 400) // 4
+    assert a.info["icsm"]["rounds"] == 1
+    full = microaggregate(X, 3, method="auto", rng=1, plan=AutoPlan(two_swap_max_work=0.0, restarts=2))
+    assert full.info["icsm"]["rounds"] > 1 and full.info["icsm"]["work"] > a.info["icsm"]["work"]
+    mdav = microaggregate(X, 3, method="mdav")
+    assert a.sse <= a.info["baseline_sse"] * (1 + 1e-12) and a.info["baseline_sse"] == pytest.approx(mdav.sse)
 
 
 @pytest.mark.parametrize("plan,kind,text", [

@@ -1,0 +1,86 @@
+"""Whether a call will compile numba kernels before it runs, so that the progress line can
+say why the first run on an install is slow.
+
+numba compiles a kernel the first time a process calls it and keeps the machine code in
+its on-disk cache (``cache=True``), which later processes load in a fraction of the time.
+A kernel is *cold* when neither this process nor the disk cache has it. The check reads
+the dispatcher's signatures and the cache index only; it compiles nothing, and it imports a
+kernel module only when numba is installed (the call would import it anyway).
+"""
+
+from __future__ import annotations
+
+import importlib
+from typing import Any
+
+__all__ = ["kernels_for", "cold_kernels", "announce", "COMPILING"]
+
+#: The stage the progress line shows while kernels are compiled.
+COMPILING = "compiling numba kernels (first run on this install; later runs load them from the cache)"
+
+_MODULES = {
+    "mdav": ("pysdcmicro.constructive._mdav_numba", ("mdav_rounds",)),
+    "icsm": ("pysdcmicro.local_search._icsm_numba",
+             ("pool_moves", "npn_tour", "best_cycle", "near_groups", "refine_groups")),
+    "tour": ("pysdcmicro.univariate._hm_numba", ("dp_circular",)),
+    "two-swap": ("pysdcmicro.local_search._two_swap_numba", ("swap_moves", "best_rows")),
+    "blocked": ("pysdcmicro.large._local_numba", ("sweeps", "nearest_groups")),
+}
+
+#: The kernel families each method (or the blocked path) calls with numba installed.
+_USES = {
+    "auto": ("icsm", "tour", "two-swap"),
+    "icsm": ("icsm", "tour"),
+    "two-swap": ("two-swap",),
+    "blocked": ("mdav", "blocked"),
+}
+
+
+def kernels_for(method: str, *, blocked: bool = False, steps: tuple = ()) -> tuple[str, ...]:
+    """The kernel families a call of ``method`` (with improvement ``steps``) uses."""
+    names: list[str] = []
+    for key in ((method,) + tuple(steps) + (("blocked",) if blocked else ())):
+        for family in _USES.get(key, ()):
+            if family not in names:
+                names.append(family)
+    return tuple(names)
+
+
+def _numba_installed() -> bool:
+    try:
+        return importlib.util.find_spec("numba") is not None
+    except (ImportError, ValueError):  # pragma: no cover
+        return False
+
+
+def _cold(fn: Any) -> bool:
+    if getattr(fn, "signatures", None):
+        return False
+    try:
+        return not fn._cache._cache_file._load_index()
+    except Exception:  # numba internals moved, or no cache: cannot tell, say nothing
+        return False
+
+
+def cold_kernels(families: tuple[str, ...]) -> list[str]:
+    """The kernels of ``families`` that the next call would compile (``module.function``)."""
+    if not families or not _numba_installed():
+        return []
+    out = []
+    for family in families:
+        module_name, functions = _MODULES[family]
+        try:
+            module = importlib.import_module(module_name)
+        except Exception:  # a kernel module that cannot load is the call's error to raise
+            continue
+        out.extend(f"{module_name}.{name}" for name in functions if _cold(getattr(module, name, None)))
+    return out
+
+
+def announce(ctx: Any, method: str, *, blocked: bool = False, steps: tuple = ()) -> list[str]:
+    """Report :data:`COMPILING` on ``ctx``'s progress line when the call will compile
+    kernels; returns the cold kernels."""
+    cold = cold_kernels(kernels_for(method, blocked=blocked, steps=steps))
+    if cold:
+        ctx.report(stage=COMPILING, kernels=len(cold))
+    return cold
