@@ -43,10 +43,6 @@ import numpy as np
 
 __all__ = ["mdav_missing_labels", "observed_zscores"]
 
-#: Relative tolerance under which two distances count as equal (see the module notes).
-TIE_TOLERANCE = 1e-9
-
-
 def observed_zscores(X: np.ndarray, *, ddof: int = 0) -> np.ndarray:
     """z-scores over each column's observed cells (population sd by default, as sdcMicro);
     NaN stays NaN; a column with no spread gets 0.
@@ -65,20 +61,27 @@ def observed_zscores(X: np.ndarray, *, ddof: int = 0) -> np.ndarray:
     return (X - mu) / sd
 
 
+def _sum32(terms: np.ndarray) -> np.ndarray:
+    """Row sums of the per-column terms as sdcMicro compares them: each term rounded to
+    single precision and added in single precision in column order."""
+    acc = np.zeros(terms.shape[0], dtype=np.float32)
+    for j in range(terms.shape[1]):
+        acc += terms[:, j].astype(np.float32)
+    return acc.astype(np.float64)
+
+
 def _farthest(dist: np.ndarray) -> int:
-    """Position of the largest entry; among (near-)equal ones the lowest position."""
-    top = dist.max()
-    return int(np.flatnonzero(dist >= top - TIE_TOLERANCE * max(1.0, abs(top)))[0])
+    """Position of the largest entry; among equal ones the lowest position."""
+    return int(np.argmax(dist))
 
 
 def _nearest(dist: np.ndarray, k: int) -> np.ndarray:
-    """The k smallest entries; at (near-)equal distance the highest positions first."""
+    """The k smallest entries; at equal distance the highest positions first."""
     if dist.size <= k:
         return np.arange(dist.size)
     t = np.partition(dist, k - 1)[k - 1]
-    eps = TIE_TOLERANCE * max(1.0, abs(t))
-    below = np.flatnonzero(dist < t - eps)
-    ties = np.flatnonzero(np.abs(dist - t) <= eps)
+    below = np.flatnonzero(dist < t)
+    ties = np.flatnonzero(dist == t)
     return np.concatenate([below, ties[ties.size - (k - below.size):]])
 
 
@@ -104,8 +107,7 @@ def mdav_missing_labels(Z: np.ndarray, k: int) -> np.ndarray:
     obs = (~miss).astype(np.float64)
 
     def to_record(i: int, J: np.ndarray) -> np.ndarray:
-        d = ((Z0[J] - Z0[i]) ** 2 * (obs[J] * obs[i])).sum(axis=1)
-        return d + ((miss[J] ^ miss[i]) * pen).sum(axis=1)
+        return _sum32((Z0[J] - Z0[i]) ** 2 * (obs[J] * obs[i]) + (miss[J] ^ miss[i]) * pen)
 
     labels = -np.ones(n, dtype=np.int64)
     rem = np.arange(n)
@@ -114,7 +116,7 @@ def mdav_missing_labels(Z: np.ndarray, k: int) -> np.ndarray:
         three = rem.size >= 3 * k
         cnt = obs[rem].sum(axis=0)
         c = np.where(cnt > 0, Z0[rem].sum(axis=0) / np.maximum(cnt, 1), 0.0)
-        dc = ((Z0[rem] - c) ** 2 * obs[rem]).sum(axis=1) + (miss[rem] * pen).sum(axis=1)
+        dc = _sum32((Z0[rem] - c) ** 2 * obs[rem] + miss[rem] * pen)
         r = int(rem[_farthest(dc)])
         dr = to_record(r, rem)
         s = int(rem[_farthest(dr)]) if three else -1
