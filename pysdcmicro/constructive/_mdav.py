@@ -12,28 +12,28 @@ while at least 2k records remain:
         group s with its k-1 nearest records among those still remaining
 the last k..2k-1 records form the last group.
 
-Ties, as sdcMicro 5.8.1 breaks them (found by black-box experiments, see
-docs/guide/parity.md; the groups equal sdcMicro's cell for cell on data full of exact ties):
+Distances and ties, as sdcMicro 5.8.1 computes them (found by black-box experiments, see
+docs/guide/parity.md; the groups equal sdcMicro's record for record on data full of ties):
 
-* two distances are *equal* when they differ by at most :data:`TIE_TOLERANCE` (1e-9) of
-  the larger: distances equal in exact arithmetic but computed with different rounding
-  (integer-coded data: records one step away in different columns) count as ties;
+* the compared distance is the squared Euclidean distance in which every coordinate's
+  squared difference (computed in double precision) is rounded to single precision and the
+  terms are added in single precision in column order. Distances that differ by less than
+  that rounding (about 1e-7 relative) are often equal, and equal distances decide ties;
+* the :func:`mdav` solver scales the z-scores to sdcMicro's (divisor n, not n - 1) first,
+  so that the rounding happens at the same values;
 * *farthest* record: among equal distances, the lowest row position;
-* *nearest* records: those below the k-th smallest distance's band of equal distances,
-  then those within it, highest row positions first (r itself is not forced in: with
-  more than k-1 exact duplicates, r's group is the duplicates with the highest rows).
+* *nearest* records: those nearer than the k-th smallest distance, then those at that
+  distance, highest row positions first (r itself is not forced in: with more than k-1
+  exact duplicates, r's group is the duplicates with the highest rows).
 
-Distances are squared Euclidean on the standardized data, computed in double precision as
-``|x|^2 - 2 x.y + |y|^2`` (exact duplicates still get exactly equal distances; the band of
-equal distances is taken on that value, plus ``|c|^2`` for the centroid), with the dot
-product accumulated column by column in column order and every sum of records taken in
-record order: one fixed number per record, whatever its position, so the numpy rounds here
-and the compiled rounds of :mod:`._mdav_numba` (numba) give the same groups bit for bit, and
-the answer never depends on whether numba is installed, compiled or cached in the process
-that runs it (a BLAS matrix-vector product rounds a row's dot product by its position and
-the thread count; it did differ on near-ties). Time O(n^2 d / k), memory O(n d): no n x n
-matrix. Removed records are masked and the working arrays compacted once a quarter of them
-are gone.
+The data are first multiplied by the power of two that brings their largest absolute value
+into [1, 2) (:func:`distance_scale`): exact, so it changes no comparison, and no squared
+distance can overflow single precision. Every distance is one fixed number per record,
+whatever its position, and every sum of records is taken in record order, so the numpy rounds
+here and the compiled rounds of :mod:`._mdav_numba` (numba) give the same groups bit for bit,
+and the answer never depends on whether numba is installed, compiled or cached in the process
+that runs it. Time O(n^2 d / k), memory O(n d): no n x n matrix. Removed records are masked
+and the working arrays compacted once a quarter of them are gone.
 """
 
 from __future__ import annotations
@@ -148,10 +148,8 @@ def mdav_labels(Z: np.ndarray, k: int, *, order: list | None = None, stop=None) 
     """Group labels of fixed-size MDAV on ``Z`` (rows = records, already scaled).
 
     With numba installed and no ``order`` requested, large inputs run the compiled rounds
-    (:mod:`._mdav_numba`: three fused passes per round, about 3-5x faster); they return the
-    same groups as the numpy rounds except where two distinct records' distances differ by
-    a rounding error (BLAS rounds a dot product differently by the row's position in the
-    call; the compiled rounds do not). Tested equal on random, duplicated and grid data.
+    (:mod:`._mdav_numba`: fused passes, about 3-5x faster); they return the same groups as
+    the numpy rounds, ties included (tested on random, duplicated, grid and two-scale data).
     ``stop`` (a ``threading.Event``, compiled rounds only) ends the rounds early; the
     records not grouped by then get the label -1.
 

@@ -2,30 +2,29 @@
 
 The same groups as the numpy rounds of :func:`._mdav._dense_labels`: every choice (r, the
 record farthest from the centroid; s, the record farthest from r; the k nearest to r and
-to s) is the exact arg-max / arg-min of one fixed double-precision value per record,
+to s) is the exact arg-max / arg-min of one fixed number per record, the compared distance
 
-    v(i) = |x_i|^2 - 2 (x_i . y) + a      (a = |y|^2, or 0 for the centroid)
+    D(i) = sum over columns, in column order and in float32, of float32((x_it - y_t)^2)
 
-with the dot product accumulated coordinate by coordinate in column order (so a record's
-value never depends on its position; a BLAS gemv's rounding does), and sdcMicro's ties
-(values within the band :data:`TIE` of each other are equal; farthest: lowest index;
-nearest: below the band of the k-th value, then within it highest index first). The
-screening keeps every record that can fall in a band.
+(sdcMicro's; the difference and its square in float64), with sdcMicro's ties (equal
+distances; farthest: lowest index; nearest: below the k-th distance, then those equal to
+it, highest index first). The screening keeps every record whose D can reach the winner's.
 
 How it is fast:
 
-* **Single-precision screening, exact confirmation.** Each pass over the remaining records
-  computes v in float32 (8 records per AVX2 instruction, half the memory traffic), keeping
-  the least and largest value of every block of 256 records. A bound E on
-  ``|v32 - exact|`` (below, about 80 units of float32 rounding of the largest squared norm)
-  means the double-precision winner has ``v32`` within 2E of the single-precision best, so
-  only those few records (and only in blocks whose min / max lets them in) are recomputed
-  exactly in float64 and compared with the tie rules. Exact duplicates and equal distances
-  are all recomputed, so ties resolve as in the double-precision rounds.
+* **Single-precision screening, then D.** Each pass over the remaining records computes
+  ``v = |x|^2 - 2 x.y (+ |y|^2)`` in float32 (8 records per AVX2 instruction, half the
+  memory traffic), keeping the least and largest value of every block of 256 records. A
+  bound E on ``|v32 - exact|`` (below, about 80 units of float32 rounding of the largest
+  squared norm) holds, and D is within ``(d + 1) 2^-24`` of the exact distance, relative;
+  so only the records whose ``v32`` lies within 2E plus that margin (the bound ``G``) of
+  the single-precision best (and only in blocks whose min / max lets them in) get D
+  computed and compared with the tie rules. Exact duplicates and equal distances all get
+  D, so ties resolve as in the numpy rounds.
 * **One pass per group.** The pass over r gives s and r's k nearest; a second gives s's.
 * **r without a pass.** The records are kept sorted by distance to a pivot ``c0`` (an
   earlier centroid) and, by the triangle inequality ``|x - c| <= |x - c0| + |c - c0|``, only
-  the few near the top of that list can win (margin far above rounding); a full pass and a
+  the few near the top of that list can win (margin above D's rounding); a full pass and a
   new pivot when the list does not decide or gets loose.
 * **Removal by swapping** the last remaining record into the freed slot: the passes run over
   exactly the remaining records, with no masks (tie rules read record indices, not slots).
@@ -51,7 +50,6 @@ from numba import njit
 __all__ = ["mdav_rounds", "prepare", "warm"]
 
 _B = 256        # records per screening block
-TIE = 1e-9      # the tie band, relative (:data:`._mdav.TIE_TOLERANCE`)
 _TOP = 1024     # records kept in the pivot list
 _REPIVOT = 96   # evaluations in one round that make the next round re-pivot
 
