@@ -72,10 +72,23 @@ def _dist32(RT: np.ndarray, y: np.ndarray) -> np.ndarray:
     """Squared distances of the records (columns of ``RT``) to ``y``, as sdcMicro compares them:
     each coordinate's squared difference rounded to single precision and summed in single
     precision in column order (returned as float64 holding those float32 values)."""
-    acc = np.zeros(RT.shape[1], dtype=np.float32)
-    for t in range(RT.shape[0]):
-        u = RT[t] - y[t]
-        acc += (u * u).astype(np.float32)
+    d, m = RT.shape
+    if d * m <= 65536:  # few calls on small data (one d x m temporary) ...
+        U = RT - y[:, None]
+        np.multiply(U, U, out=U)
+        U32 = U.astype(np.float32)  # each term rounded to float32 ...
+        acc = U32[0]
+        for t in range(1, d):
+            acc += U32[t]           # ... and added in float32, column by column
+        return acc.astype(np.float64)
+    acc = np.zeros(m, dtype=np.float32)  # ... one column at a time on large data
+    u = np.empty(m)
+    u32 = np.empty(m, dtype=np.float32)
+    for t in range(d):
+        np.subtract(RT[t], y[t], out=u)
+        np.multiply(u, u, out=u)
+        np.copyto(u32, u, casting="same_kind")
+        acc += u32
     return acc.astype(np.float64)
 
 
