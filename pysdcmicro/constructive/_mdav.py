@@ -27,8 +27,8 @@ docs/guide/parity.md; the groups equal sdcMicro's record for record on data full
   exact duplicates, r's group is the duplicates with the highest rows).
 
 The data are first multiplied by the power of two that brings their largest absolute value
-into [1, 2) (:func:`distance_scale`): exact, so it changes no comparison, and no squared
-distance can overflow single precision. Every distance is one fixed number per record,
+into [1, 2) (:func:`distance_scale`): exact, so it changes no comparison (short of float32
+underflow), and no squared distance can overflow single precision. Every distance is one fixed number per record,
 whatever its position, and every sum of records is taken in record order, so the numpy rounds
 here and the compiled rounds of :mod:`._mdav_numba` (numba) give the same groups bit for bit,
 and the answer never depends on whether numba is installed, compiled or cached in the process
@@ -54,8 +54,9 @@ def distance_scale(Z: np.ndarray) -> float:
     """The power of two that brings the largest absolute value of ``Z`` into [1, 2): the
     rounds compare distances of the data times this factor, so no squared distance can
     overflow single precision, and the groups do not change when the data are multiplied by
-    a power of two. Exact: float32 rounding commutes with it, so on z-scores the compared
-    distances are sdcMicro's, scaled."""
+    a power of two. Exact: float32 rounding commutes with it (away from float32's underflow,
+    terms below about 1e-38 of the largest), so on z-scores the compared distances are
+    sdcMicro's, scaled."""
     big = float(np.max(np.abs(Z))) if Z.size else 0.0
     if not np.isfinite(big) or big == 0.0:
         return 1.0
