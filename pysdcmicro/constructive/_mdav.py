@@ -12,28 +12,28 @@ while at least 2k records remain:
         group s with its k-1 nearest records among those still remaining
 the last k..2k-1 records form the last group.
 
-Ties, as sdcMicro 5.8.1 breaks them (found by black-box experiments, see
-docs/guide/parity.md; the groups equal sdcMicro's cell for cell on data full of exact ties):
+Distances and ties, as sdcMicro 5.8.1 computes them (found by black-box experiments, see
+docs/guide/parity.md; the groups equal sdcMicro's record for record on data full of ties):
 
-* two distances are *equal* when they differ by at most :data:`TIE_TOLERANCE` (1e-9) of
-  the larger: distances equal in exact arithmetic but computed with different rounding
-  (integer-coded data: records one step away in different columns) count as ties;
+* the compared distance is the squared Euclidean distance in which every coordinate's
+  squared difference (computed in double precision) is rounded to single precision and the
+  terms are added in single precision in column order. Distances that differ by less than
+  that rounding (about 1e-7 relative) are often equal, and equal distances decide ties;
+* the :func:`mdav` solver scales the z-scores to sdcMicro's (divisor n, not n - 1) first,
+  so that the rounding happens at the same values;
 * *farthest* record: among equal distances, the lowest row position;
-* *nearest* records: those below the k-th smallest distance's band of equal distances,
-  then those within it, highest row positions first (r itself is not forced in: with
-  more than k-1 exact duplicates, r's group is the duplicates with the highest rows).
+* *nearest* records: those nearer than the k-th smallest distance, then those at that
+  distance, highest row positions first (r itself is not forced in: with more than k-1
+  exact duplicates, r's group is the duplicates with the highest rows).
 
-Distances are squared Euclidean on the standardized data, computed in double precision as
-``|x|^2 - 2 x.y + |y|^2`` (exact duplicates still get exactly equal distances; the band of
-equal distances is taken on that value, plus ``|c|^2`` for the centroid), with the dot
-product accumulated column by column in column order and every sum of records taken in
-record order: one fixed number per record, whatever its position, so the numpy rounds here
-and the compiled rounds of :mod:`._mdav_numba` (numba) give the same groups bit for bit, and
-the answer never depends on whether numba is installed, compiled or cached in the process
-that runs it (a BLAS matrix-vector product rounds a row's dot product by its position and
-the thread count; it did differ on near-ties). Time O(n^2 d / k), memory O(n d): no n x n
-matrix. Removed records are masked and the working arrays compacted once a quarter of them
-are gone.
+The data are first multiplied by the power of two that brings their largest absolute value
+into [1, 2) (:func:`distance_scale`): exact, so it changes no comparison (short of float32
+underflow), and no squared distance can overflow single precision. Every distance is one fixed number per record,
+whatever its position, and every sum of records is taken in record order, so the numpy rounds
+here and the compiled rounds of :mod:`._mdav_numba` (numba) give the same groups bit for bit,
+and the answer never depends on whether numba is installed, compiled or cached in the process
+that runs it. Time O(n^2 d / k), memory O(n d): no n x n matrix. Removed records are masked
+and the working arrays compacted once a quarter of them are gone.
 """
 
 from __future__ import annotations
@@ -50,38 +50,67 @@ from .._result import Solution
 __all__ = ["mdav_labels"]
 
 
-#: Two distances that differ by at most this fraction of the larger count as equal
-#: (sdcMicro's ties; see the module notes).
-TIE_TOLERANCE = 1e-9
+def distance_scale(Z: np.ndarray) -> float:
+    """The power of two that brings the largest absolute value of ``Z`` into [1, 2): the
+    rounds compare distances of the data times this factor, so no squared distance can
+    overflow single precision, and the groups do not change when the data are multiplied by
+    a power of two. Exact: float32 rounding commutes with it (away from float32's underflow,
+    terms below about 1e-38 of the largest), so on z-scores the compared distances are
+    sdcMicro's, scaled."""
+    big = float(np.max(np.abs(Z))) if Z.size else 0.0
+    if not np.isfinite(big) or big == 0.0:
+        return 1.0
+    return float(np.ldexp(1.0, -int(np.floor(np.log2(big)))))
 
 
-def _tie_eps(t: float) -> float:
-    """The tie band around a distance ``t``."""
-    return TIE_TOLERANCE * abs(t)
+def _scaled(Z: np.ndarray) -> np.ndarray:
+    """``Z`` times :func:`distance_scale` (``Z`` itself when that is 1)."""
+    f = distance_scale(Z)
+    return Z if f == 1.0 else np.ldexp(Z, int(np.log2(f)))
 
 
-def _farthest(v: np.ndarray, shift: float) -> int:
-    """Position of the largest entry of ``v`` (distances minus ``shift``; -inf for grouped
-    records); among entries within the tie band of the largest, the lowest position."""
-    top = float(v.max())
-    eps = _tie_eps(top + shift)
-    return int(np.flatnonzero(v >= top - eps)[0])
+def _dist32(RT: np.ndarray, y: np.ndarray) -> np.ndarray:
+    """Squared distances of the records (columns of ``RT``) to ``y``, as sdcMicro compares them:
+    each coordinate's squared difference rounded to single precision and summed in single
+    precision in column order (returned as float64 holding those float32 values)."""
+    d, m = RT.shape
+    if d * m <= 65536:  # few calls on small data (one d x m temporary) ...
+        U = RT - y[:, None]
+        np.multiply(U, U, out=U)
+        U32 = U.astype(np.float32)  # each term rounded to float32 ...
+        acc = U32[0]
+        for t in range(1, d):
+            acc += U32[t]           # ... and added in float32, column by column
+        return acc.astype(np.float64)
+    acc = np.zeros(m, dtype=np.float32)  # ... one column at a time on large data
+    u = np.empty(m)
+    u32 = np.empty(m, dtype=np.float32)
+    for t in range(d):
+        np.subtract(RT[t], y[t], out=u)
+        np.multiply(u, u, out=u)
+        np.copyto(u32, u, casting="same_kind")
+        acc += u32
+    return acc.astype(np.float64)
+
+
+def _farthest(v: np.ndarray) -> int:
+    """Position of the largest entry of ``v`` (-inf for grouped records); among equal
+    entries, the lowest position."""
+    return int(np.argmax(v))
 
 
 def _nearest(dist: np.ndarray, k: int) -> np.ndarray:
-    """Positions of the k smallest entries (+inf for grouped records); entries within the tie
-    band of the k-th smallest count as equal to it, and the highest positions among them are
-    taken first."""
+    """Positions of the k smallest entries (+inf for grouped records): those below the k-th
+    smallest value, then those equal to it, highest positions first."""
     m = dist.shape[0]
     if m <= k:
         return np.arange(m)
     part = np.argpartition(dist, k - 1)[:k]
     t = float(dist[part].max())
-    eps = _tie_eps(t)
-    band = np.abs(dist - t) <= eps
+    band = dist == t
     if np.count_nonzero(band) == np.count_nonzero(band[part]):
         return part
-    below = np.flatnonzero(dist < t - eps)
+    below = np.flatnonzero(dist < t)
     ties = np.flatnonzero(band)
     return np.concatenate([below, ties[ties.size - (k - below.size):]])
 
@@ -133,10 +162,8 @@ def mdav_labels(Z: np.ndarray, k: int, *, order: list | None = None, stop=None) 
     """Group labels of fixed-size MDAV on ``Z`` (rows = records, already scaled).
 
     With numba installed and no ``order`` requested, large inputs run the compiled rounds
-    (:mod:`._mdav_numba`: three fused passes per round, about 3-5x faster); they return the
-    same groups as the numpy rounds except where two distinct records' distances differ by
-    a rounding error (BLAS rounds a dot product differently by the row's position in the
-    call; the compiled rounds do not). Tested equal on random, duplicated and grid data.
+    (:mod:`._mdav_numba`: fused passes, about 3-5x faster); they return the same groups as
+    the numpy rounds, ties included (tested on random, duplicated, grid and two-scale data).
     ``stop`` (a ``threading.Event``, compiled rounds only) ends the rounds early; the
     records not grouped by then get the label -1.
 
@@ -160,7 +187,7 @@ def mdav_labels(Z: np.ndarray, k: int, *, order: list | None = None, stop=None) 
 
 
 def _compiled_labels(nb, Z, k, stop=None):
-    args = nb.prepare(Z)
+    args = nb.prepare(_scaled(Z))
     labels = np.empty(Z.shape[0], dtype=np.int64)
     flag = np.zeros(1, dtype=np.int64)
     if stop is None:
@@ -185,23 +212,6 @@ def _compiled_labels(nb, Z, k, stop=None):
     return labels
 
 
-def _column_dot(RT: np.ndarray, y: np.ndarray) -> np.ndarray:
-    """``R @ y`` accumulated column by column in column order (``RT`` = R transposed): each
-    row's value is the compiled rounds' number, whatever its position (BLAS's is not)."""
-    acc = RT[0] * y[0]
-    for t in range(1, RT.shape[0]):
-        acc += RT[t] * y[t]
-    return acc
-
-
-def _square(x: np.ndarray) -> float:
-    """``x . x`` summed in column order (as the compiled rounds do)."""
-    s = 0.0
-    for v in x.tolist():
-        s += v * v
-    return s
-
-
 def _ordered_sum(R: np.ndarray) -> np.ndarray:
     """Column sums of R added in row order (numpy's ``sum`` adds pairwise when a column is
     contiguous, e.g. one column; a running sum is sequential by definition)."""
@@ -216,8 +226,8 @@ def _dense_labels(Z: np.ndarray, k: int, *, order: list | None = None) -> np.nda
     labels = np.empty(n, dtype=np.int64)
     idx = np.arange(n)
     R = np.array(Z, dtype=np.float64, order="C", copy=True)
-    RT = np.array(R.T, order="C")  # columns contiguous, for the column-order dot products
-    norms = np.einsum("ij,ij->i", R, R)
+    R *= distance_scale(R)
+    RT = np.array(R.T, order="C")  # columns contiguous, for the column-order distances
     pen = np.zeros(n)  # 0 for remaining records, +inf for grouped ones (until compaction)
     total = _ordered_sum(R)
     m = n
@@ -237,23 +247,21 @@ def _dense_labels(Z: np.ndarray, k: int, *, order: list | None = None) -> np.nda
     while m >= 2 * k:
         three = m >= 3 * k
         c = total / m
-        r = _farthest(norms - 2.0 * _column_dot(RT, c) - pen, _square(c))
-        x = R[r]
-        base = norms - 2.0 * _column_dot(RT, x) + _square(x)
-        s = _farthest(base - pen, 0.0) if three else -1
+        r = _farthest(_dist32(RT, c) - pen)
+        base = _dist32(RT, R[r])
+        s = _farthest(base - pen) if three else -1
         near = base + pen
         sel = _nearest(near, k)
         sel = sel[np.argsort(near[sel], kind="stable")]
         take(sel)
         if three:
-            y = R[s]
-            near = norms - 2.0 * _column_dot(RT, y) + _square(y) + pen
+            near = _dist32(RT, R[s]) + pen
             sel = _nearest(near, k)
             sel = sel[np.argsort(near[sel], kind="stable")]
             take(sel)
         if m and 4 * (pen.size - m) > pen.size:
             keep = pen == 0
-            idx, R, RT, norms, pen = idx[keep], R[keep], RT[:, keep], norms[keep], pen[keep]
+            idx, R, RT, pen = idx[keep], R[keep], RT[:, keep], pen[keep]
             total = _ordered_sum(R)
     if m:
         rest = np.flatnonzero(pen == 0)
@@ -286,7 +294,7 @@ def _compiled_solve(nb, Z: np.ndarray, k: int, ctx: Context) -> Solution:
     records not yet grouped are split quickly (status "limit")."""
     import threading
 
-    args = nb.prepare(Z)
+    args = nb.prepare(_scaled(Z))
     X = args[0]
     labels = np.empty(X.shape[0], dtype=np.int64)
     flag = np.zeros(1, dtype=np.int64)
@@ -338,6 +346,9 @@ def _mdav_solver(Z: np.ndarray, k: int, ctx: Context, *, missing_distance: str =
 
         Zn = np.where(mask, np.nan, Z)  # the core's z-scores, missing cells blanked again
         return Solution(labels=mdav_missing_labels(observed_zscores(Zn), k), status="done")
+    n = Z.shape[0]
+    if n > 1:  # z-scores with divisor n (sdcMicro's) from the sample ones: distances as sdcMicro rounds them
+        Z = Z * np.sqrt(n / (n - 1))
     nb = _compiled_for(Z)
     if nb is not None:
         return _compiled_solve(nb, Z, k, ctx)

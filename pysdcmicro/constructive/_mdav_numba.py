@@ -2,30 +2,29 @@
 
 The same groups as the numpy rounds of :func:`._mdav._dense_labels`: every choice (r, the
 record farthest from the centroid; s, the record farthest from r; the k nearest to r and
-to s) is the exact arg-max / arg-min of one fixed double-precision value per record,
+to s) is the exact arg-max / arg-min of one fixed number per record, the compared distance
 
-    v(i) = |x_i|^2 - 2 (x_i . y) + a      (a = |y|^2, or 0 for the centroid)
+    D(i) = sum over columns, in column order and in float32, of float32((x_it - y_t)^2)
 
-with the dot product accumulated coordinate by coordinate in column order (so a record's
-value never depends on its position; a BLAS gemv's rounding does), and sdcMicro's ties
-(values within the band :data:`TIE` of each other are equal; farthest: lowest index;
-nearest: below the band of the k-th value, then within it highest index first). The
-screening keeps every record that can fall in a band.
+(sdcMicro's; the difference and its square in float64), with sdcMicro's ties (equal
+distances; farthest: lowest index; nearest: below the k-th distance, then those equal to
+it, highest index first). The screening keeps every record whose D can reach the winner's.
 
 How it is fast:
 
-* **Single-precision screening, exact confirmation.** Each pass over the remaining records
-  computes v in float32 (8 records per AVX2 instruction, half the memory traffic), keeping
-  the least and largest value of every block of 256 records. A bound E on
-  ``|v32 - exact|`` (below, about 80 units of float32 rounding of the largest squared norm)
-  means the double-precision winner has ``v32`` within 2E of the single-precision best, so
-  only those few records (and only in blocks whose min / max lets them in) are recomputed
-  exactly in float64 and compared with the tie rules. Exact duplicates and equal distances
-  are all recomputed, so ties resolve as in the double-precision rounds.
+* **Single-precision screening, then D.** Each pass over the remaining records computes
+  ``v = |x|^2 - 2 x.y (+ |y|^2)`` in float32 (8 records per AVX2 instruction, half the
+  memory traffic), keeping the least and largest value of every block of 256 records. A
+  bound E on ``|v32 - exact|`` (below, about 80 units of float32 rounding of the largest
+  squared norm) holds, and D is within ``(d + 1) 2^-24`` of the exact distance, relative;
+  so only the records whose ``v32`` lies within 2E plus that margin (the bound ``G``) of
+  the single-precision best (and only in blocks whose min / max lets them in) get D
+  computed and compared with the tie rules. Exact duplicates and equal distances all get
+  D, so ties resolve as in the numpy rounds.
 * **One pass per group.** The pass over r gives s and r's k nearest; a second gives s's.
 * **r without a pass.** The records are kept sorted by distance to a pivot ``c0`` (an
   earlier centroid) and, by the triangle inequality ``|x - c| <= |x - c0| + |c - c0|``, only
-  the few near the top of that list can win (margin far above rounding); a full pass and a
+  the few near the top of that list can win (margin above D's rounding); a full pass and a
   new pivot when the list does not decide or gets loose.
 * **Removal by swapping** the last remaining record into the freed slot: the passes run over
   exactly the remaining records, with no masks (tie rules read record indices, not slots).
@@ -51,7 +50,6 @@ from numba import njit
 __all__ = ["mdav_rounds", "prepare", "warm"]
 
 _B = 256        # records per screening block
-TIE = 1e-9      # the tie band, relative (:data:`._mdav.TIE_TOLERANCE`)
 _TOP = 1024     # records kept in the pivot list
 _REPIVOT = 96   # evaluations in one round that make the next round re-pivot
 
@@ -119,40 +117,42 @@ def _screen(XT32, n32, m, y32, a32, vals, bmin, bmax):
 
 
 @njit(cache=True, nogil=True)
-def _exact(X, norms, i, y, add):
-    """The double-precision value of record i (the numpy rounds' formula, column order)."""
-    acc = X[i, 0] * y[0]
-    for t in range(1, X.shape[1]):
-        acc += X[i, t] * y[t]
-    return norms[i] - 2.0 * acc + add
+def _dist32(X, i, y):
+    """The compared distance of record i to y (the numpy rounds' number): each coordinate's
+    squared difference rounded to float32, summed in float32 in column order."""
+    acc = np.float32(0.0)
+    for t in range(X.shape[1]):
+        u = X[i, t] - y[t]
+        acc = np.float32(acc + np.float32(u * u))
+    return np.float64(acc)
 
 
 @njit(cache=True, nogil=True)
-def _pick_farthest(fi, fv, cnt, shift):
-    """Of the ``cnt`` evaluated records ``fi`` with exact values ``fv`` (distances minus
-    ``shift``): the lowest record index within the tie band of the largest value."""
+def _pick_farthest(fi, fv, cnt):
+    """Of the ``cnt`` evaluated records ``fi`` with compared distances ``fv``: the lowest
+    record index among those at the largest distance."""
     top = -np.inf
     for q in range(cnt):
         if fv[q] > top:
             top = fv[q]
-    lim = top - TIE * abs(top + shift)
     r = -1
     for q in range(cnt):
-        if fv[q] >= lim and (r < 0 or fi[q] < r):
+        if fv[q] >= top and (r < 0 or fi[q] < r):
             r = fi[q]
     return r
 
 
 @njit(cache=True, nogil=True)
-def _farthest(X, norms, act, vals, bmax, nb, m, y, add, shift, scale2, E2, fi, fv):
-    """Record with the largest exact value among the screened slots; within the tie band
-    of the largest (TIE, on the distance = value + ``shift``), the lowest index."""
+def _farthest(X, act, vals, bmax, nb, m, y, shift, scale2, E2, G, fi, fv):
+    """Record with the largest compared distance among the screened slots (screened value
+    + ``shift`` = distance); among equal ones, the lowest index. The compared distance is
+    within ``G/2`` of the exact one, relative (float32 rounding), hence the margin."""
     hi = -np.inf
     for b in range(nb):
         if bmax[b] > hi:
             hi = np.float64(bmax[b])
-    # the tie band of the exact largest value, bounded in scaled units
-    band = TIE * (abs(hi) + E2 + abs(shift) * scale2)
+    # every record whose compared distance can reach the largest one's, in scaled units
+    band = G * (abs(hi) + E2 + abs(shift) * scale2)
     lim = hi - E2 - band
     cnt = 0
     for b in range(nb):
@@ -162,16 +162,16 @@ def _farthest(X, norms, act, vals, bmax, nb, m, y, add, shift, scale2, E2, fi, f
             if vals[a] >= lim:
                 i = act[a]
                 fi[cnt] = i
-                fv[cnt] = _exact(X, norms, i, y, add)
+                fv[cnt] = _dist32(X, i, y)
                 cnt += 1
-    return _pick_farthest(fi, fv, cnt, shift)
+    return _pick_farthest(fi, fv, cnt)
 
 
 @njit(cache=True, nogil=True)
-def _nearest(X, norms, act, vals, bmin, nb, m, k, y, add, scale2, E2, b32, ev, ei, ea, fi, fv):
-    """The k records nearest (smallest exact values) into ev / ei (value, record): those
-    below the tie band of the k-th smallest value, then those within it (TIE), highest
-    record index first. Returns k."""
+def _nearest(X, act, vals, bmin, nb, m, k, y, scale2, E2, G, b32, ev, ei, ea, fi, fv):
+    """The k records nearest (smallest compared distances) into ev / ei (distance, record):
+    those below the k-th smallest distance, then those equal to it, highest record index
+    first. Returns k."""
     # 1. the k-th smallest float32 value (blocks whose least value cannot enter are skipped)
     cnt = 0
     for b in range(nb):
@@ -191,9 +191,9 @@ def _nearest(X, norms, act, vals, bmin, nb, m, k, y, add, scale2, E2, b32, ev, e
                 pos -= 1
             b32[pos] = v
     kth = np.float64(b32[k - 1])
-    lim = kth + E2 + TIE * (abs(kth) + E2)
-    # 2. exact values of every record that can be among the k nearest or in their tie band;
-    #    the k smallest exact values (sorted) into ev
+    lim = kth + E2 + G * (abs(kth) + E2)
+    # 2. compared distances of every record that can be among the k nearest or tie with
+    #    the k-th; the k smallest (sorted) into ev
     cnt = 0
     nk = 0
     for b in range(nb):
@@ -203,7 +203,7 @@ def _nearest(X, norms, act, vals, bmin, nb, m, k, y, add, scale2, E2, b32, ev, e
             if vals[a] > lim:
                 continue
             i = act[a]
-            v = _exact(X, norms, i, y, add)
+            v = _dist32(X, i, y)
             fi[cnt] = i
             fv[cnt] = v
             cnt += 1
@@ -219,8 +219,8 @@ def _nearest(X, norms, act, vals, bmin, nb, m, k, y, add, scale2, E2, b32, ev, e
                 pos -= 1
             ev[pos] = v
     t = ev[k - 1]
-    eps = TIE * abs(t)
-    # 3. below the band first, then the band by record index, highest first
+    eps = 0.0
+    # 3. below the k-th distance first, then those equal to it by record index, highest first
     nb_ = 0
     for q in range(cnt):
         if fv[q] < t - eps:
@@ -374,6 +374,7 @@ def mdav_rounds(X, norms, XT32, n32, scale2, E, k, labels, stop_flag):
             big = norms[i]
     tol = 4e-9 * (big + 1.0)
     E2 = 2.0 * E                  # twice the screening bound, in scaled units
+    G = 3.0 * (d + 2) * 2.0 ** -24  # float32 rounding of a compared distance, relative, with room
     scale = np.sqrt(scale2)
     while m >= 2 * k:
         if stop_flag[0] != 0:
@@ -405,10 +406,10 @@ def mdav_rounds(X, norms, XT32, n32, scale2, E, k, labels, stop_flag):
             i = top_i[q]
             if not dead[i]:
                 bound = top_d[q] + delta
-                if bound * bound - cc + tol + TIE * abs(best + cc) < best:
+                if (bound * bound + tol) * (1.0 + G) < best:
                     concluded = True
                     break
-                v = _exact(X, norms, i, c, 0.0)
+                v = _dist32(X, i, c)
                 fi[evals] = i
                 fv[evals] = v
                 evals += 1
@@ -417,16 +418,16 @@ def mdav_rounds(X, norms, XT32, n32, scale2, E, k, labels, stop_flag):
             q += 1
         if not concluded:
             bound = rest + delta
-            concluded = evals > 0 and bound * bound - cc + tol + TIE * abs(best + cc) < best
+            concluded = evals > 0 and (bound * bound + tol) * (1.0 + G) < best
         if concluded:
-            r = _pick_farthest(fi, fv, evals, cc)
+            r = _pick_farthest(fi, fv, evals)
             if evals > _REPIVOT:
                 need_pivot = True
         else:  # the list did not decide: a screened pass, and a new pivot next round
             for t in range(d):
                 y32[t] = np.float32(c[t] * scale)
             nb = _screen(XT32, n32, m, y32, np.float32(0.0), vals, bmin, bmax)
-            r = _farthest(X, norms, act, vals, bmax, nb, m, c, 0.0, cc, scale2, E2, fi, fv)
+            r = _farthest(X, act, vals, bmax, nb, m, c, cc, scale2, E2, G, fi, fv)
             need_pivot = True
         # s: farthest from r (lowest index on ties); r's k nearest -- one pass
         xx = 0.0
@@ -435,8 +436,8 @@ def mdav_rounds(X, norms, XT32, n32, scale2, E, k, labels, stop_flag):
         for t in range(d):
             y32[t] = XT32[t, slot[r]]
         nb = _screen(XT32, n32, m, y32, np.float32(xx * scale2), vals, bmin, bmax)
-        s = _farthest(X, norms, act, vals, bmax, nb, m, X[r], xx, 0.0, scale2, E2, fi, fv) if three else -1
-        cnt = _nearest(X, norms, act, vals, bmin, nb, m, k, X[r], xx, scale2, E2, b32, ev, ei, ea, fi, fv)
+        s = _farthest(X, act, vals, bmax, nb, m, X[r], 0.0, scale2, E2, G, fi, fv) if three else -1
+        cnt = _nearest(X, act, vals, bmin, nb, m, k, X[r], scale2, E2, G, b32, ev, ei, ea, fi, fv)
         m = _take(X, act, slot, XT32, n32, m, ev, ei, cnt, labels, dead, g, total, gs)
         g += 1
         if three:
@@ -446,7 +447,7 @@ def mdav_rounds(X, norms, XT32, n32, scale2, E, k, labels, stop_flag):
             for t in range(d):
                 y32[t] = XT32[t, slot[s]]
             nb = _screen(XT32, n32, m, y32, np.float32(yy * scale2), vals, bmin, bmax)
-            cnt = _nearest(X, norms, act, vals, bmin, nb, m, k, X[s], yy, scale2, E2, b32, ev, ei, ea, fi, fv)
+            cnt = _nearest(X, act, vals, bmin, nb, m, k, X[s], scale2, E2, G, b32, ev, ei, ea, fi, fv)
             m = _take(X, act, slot, XT32, n32, m, ev, ei, cnt, labels, dead, g, total, gs)
             g += 1
         if m and 4 * (na - m) > na:  # recount the total in record order

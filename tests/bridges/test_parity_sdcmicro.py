@@ -18,7 +18,7 @@ from pysdcmicro.bridges import sdcmicro as bridge
 
 pytestmark = pytest.mark.r
 
-HARNESS = Path(__file__).resolve().parent.parent / "validation" / "parity.py"
+HARNESS = Path(__file__).resolve().parents[2] / "validation" / "parity.py"
 
 
 @pytest.fixture(scope="module")

@@ -73,8 +73,9 @@ def _both_rounds(Z, k):
 @pytest.mark.parametrize("delta,tie", [(1e-13, True), (1e-6, False)])
 def test_nearest_distances_equal_up_to_rounding_are_ties(delta, tie):
     # r = row 0 is farthest from the centroid; rows 1 and 2 are at the same distance from it
-    # in exact arithmetic when delta -> 0. Within the 1e-9 band they tie and the highest row
-    # (2) joins r, as in sdcMicro; a clearly larger distance (1e-6) leaves row 1 nearer.
+    # in exact arithmetic when delta -> 0. Equal once rounded to single precision, they tie
+    # and the highest row (2) joins r, as in sdcMicro; a clearly larger distance (1e-6)
+    # leaves row 1 nearer.
     Z = np.array([[10.0, 0.0], [9.0, 0.5], [9.0, -0.5 * (1 + delta)], [0.0, 0.0], [0.0, 0.1], [0.0, -0.1]])
     labels = _both_rounds(Z, 2)
     assert labels[0] == labels[2 if tie else 1]
@@ -82,11 +83,95 @@ def test_nearest_distances_equal_up_to_rounding_are_ties(delta, tie):
 
 @pytest.mark.parametrize("delta,tie", [(1e-13, True), (1e-6, False)])
 def test_farthest_distances_equal_up_to_rounding_are_ties(delta, tie):
-    # Rows 0 and 1 are (almost) equally far from the centroid; row 1 by delta more. Within
-    # the band the lowest row (0) is the farthest record and heads the first group.
+    # Rows 0 and 1 are (almost) equally far from the centroid; row 1 by delta more. Equal in
+    # single precision, the lowest row (0) is the farthest record and heads the first group.
     Z = np.array([[-1.0, 0.0], [1.0 + delta, 0.0], [0.0, 0.1], [0.0, -0.1], [0.0, 0.05], [0.0, -0.05]])
     labels = _both_rounds(Z, 2)
     assert labels[0 if tie else 1] == 0
+
+def _f32_distance(Z, y):
+    """sdcMicro's compared distance, written out: each squared difference rounded to
+    float32, added in float32 in column order."""
+    acc = np.float32(0.0)
+    for t in range(Z.shape[0]):
+        acc = np.float32(acc + np.float32((Z[t] - y[t]) ** 2))
+    return float(acc)
+
+
+def _reference_mdav(X, k):
+    """MDAV as docs/guide/parity.md states sdcMicro's rules, plainly: population z-scores,
+    single-precision distances, the centroid summed afresh in record order each round,
+    farthest = lowest row among equal distances, nearest = highest rows among equal ones."""
+    X = np.asarray(X, dtype=float)
+    sd = X.std(axis=0)
+    Z = np.where(sd > 0, (X - X.mean(axis=0)) / np.where(sd > 0, sd, 1.0), 0.0)
+    rem = list(range(len(Z)))
+    labels = np.full(len(Z), -1)
+    g = 0
+
+    def nearest(center, pool):
+        d = {i: _f32_distance(Z[i], Z[center]) for i in pool}
+        return sorted(pool, key=lambda i: (d[i], -i))[:k]
+
+    def farthest(y, pool):
+        d = {i: _f32_distance(Z[i], y) for i in pool}
+        return min(pool, key=lambda i: (-d[i], i))
+
+    while len(rem) >= 2 * k:
+        c = np.zeros(Z.shape[1])
+        for i in rem:
+            c = c + Z[i]
+        r = farthest(c / len(rem), rem)
+        s = farthest(Z[r], rem) if len(rem) >= 3 * k else None
+        for group_center in (r, s):
+            if group_center is None:
+                break
+            grp = nearest(group_center, rem)
+            labels[grp] = g
+            g += 1
+            rem = [i for i in rem if labels[i] < 0]
+    labels[rem] = g
+    return labels
+
+
+def _harness_input(seed):
+    """The parity harness's random tie-heavy input (validation/parity.py) for ``seed``."""
+    import importlib.util
+    from pathlib import Path
+
+    path = Path(__file__).resolve().parents[2] / "validation" / "parity.py"
+    spec = importlib.util.spec_from_file_location("pysdcmicro_validation_parity", path)
+    mod = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(mod)
+    return mod.random_input(seed, missing=False)
+
+
+def _same_partition(a, b):
+    pairs = {(x, y) for x, y in zip(a.tolist(), b.tolist())}
+    return len(pairs) == len(set(a.tolist())) == len(set(b.tolist()))
+
+
+def test_single_precision_distances_decide_ties_as_sdcmicro():
+    # Rows 1 and 2 are at distances from row 0 that differ in double precision (4e-9
+    # relative) but are equal once rounded to single precision: a tie, so the highest row
+    # (2) joins row 0; a double-precision comparison would take row 1.
+    Z = np.array([[10.0, 0.0], [9.0, 0.5], [9.0, -0.5 * (1 + 1e-8)], [0.0, 0.0], [0.0, 0.1], [0.0, -0.1]])
+    d1, d2 = _f32_distance(Z[1], Z[0]), _f32_distance(Z[2], Z[0])
+    assert d1 == d2 and ((Z[1] - Z[0]) ** 2).sum() != ((Z[2] - Z[0]) ** 2).sum()
+    labels = _both_rounds(Z, 2)
+    assert labels[0] == labels[2] != labels[1]
+
+
+@pytest.mark.parametrize("seed", [*range(0, 100, 7), 429, 530, 655, 1264, 2114, 2220, 2608, 2697])
+def test_public_mdav_equals_the_documented_rules_record_for_record(seed):
+    """microaggregate(method="mdav") (sample z-scores in, rescaled to population ones) groups
+    exactly as the plain statement of sdcMicro's rules, on the parity harness's tie-heavy
+    inputs (among them some with many-way ties that only single-precision distances decide
+    as sdcMicro does)."""
+    X, k = _harness_input(seed)
+    res = microaggregate(X, k, method="mdav", variables=list(range(X.shape[1])))
+    assert _same_partition(res.labels, _reference_mdav(X, k))
+
 
 def test_mdav_order_is_a_permutation_grouped_in_runs():
     rng = np.random.default_rng(0)
@@ -175,17 +260,17 @@ def _kinds(rng, n, d, kind):
 @_needs_numba
 @pytest.mark.parametrize("kind", ["gaussian", "duplicates", "grid", "one-value", "two-scales"])
 def test_screened_rounds_equal_numpy_rounds_ties_and_scales(kind):
-    """The float32 screening confirms every candidate in float64, so ties and near-ties
-    resolve as in the numpy rounds; exact power-of-two rescaling (the screening scales the
-    data itself) changes nothing."""
+    """The float32 screening computes the compared distance of every candidate that can
+    win, so ties and near-ties resolve as in the numpy rounds; exact power-of-two rescaling
+    (both rounds bring the data to one scale first) changes nothing."""
     nb = _mdav_mod._kernels()
     rng = np.random.default_rng(["gaussian", "duplicates", "grid", "one-value", "two-scales"].index(kind))
     for n, d, k in [(40, 2, 3), (301, 5, 4), (1200, 10, 5), (257, 1, 2)]:
         Z = _kinds(rng, n, d, kind)
         got = _mdav_mod._compiled_labels(nb, Z, k)
-        # Two scales: inside the tight cluster the values are rounding noise of
-        # |x|^2 - 2 x.y + |y|^2; both rounds compute the same fixed numbers (column-order
-        # dot products, row-order sums), so they agree even there.
+        # Two scales: inside the tight cluster many distances to far records are equal in
+        # single precision; both rounds compute the same fixed numbers (column-order
+        # float32 sums, row-order centroid sums), so they agree even there.
         want = _mdav_mod._dense_labels(Z, k)
         assert np.array_equal(got, want)
         for e in (200, -200):
@@ -198,8 +283,8 @@ def test_screened_rounds_equal_the_rounds_before_screening():
     """Group for group equal to the numpy rounds on 40 random sets with duplicates, grids,
     one value and clusters (n up to 3000, d up to 11); on the sets without ties (Gaussian),
     also equal to the compiled rounds as they were before the screening (kept verbatim in
-    tests/_mdav_reference_numba.py; they break exact ties only, not sdcMicro's band of
-    equal distances)."""
+    tests/_mdav_reference_numba.py; they compare double-precision distances, which on
+    such data decide as the single-precision ones)."""
     from .. import _mdav_reference_numba as ref
 
     nb = _mdav_mod._kernels()
