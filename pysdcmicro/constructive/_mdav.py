@@ -129,7 +129,7 @@ def _compiled_for(Z: np.ndarray):
     return nb if Z.size >= _COMPILED_MIN_WORK or nb.warm() else None
 
 
-def mdav_labels(Z: np.ndarray, k: int, *, order: list | None = None, stop=None) -> np.ndarray:
+def mdav_labels(Z: np.ndarray, k: int, *, order: list | None = None, stop=None, deadline=None) -> np.ndarray:
     """Group labels of fixed-size MDAV on ``Z`` (rows = records, already scaled).
 
     With numba installed and no ``order`` requested, large inputs run the compiled rounds
@@ -138,7 +138,11 @@ def mdav_labels(Z: np.ndarray, k: int, *, order: list | None = None, stop=None) 
     a rounding error (BLAS rounds a dot product differently by the row's position in the
     call; the compiled rounds do not). Tested equal on random, duplicated and grid data.
     ``stop`` (a ``threading.Event``, compiled rounds only) ends the rounds early; the
-    records not grouped by then get the label -1.
+    records not grouped by then get the label -1. ``deadline`` (a
+    :class:`~pysdcmicro._context.Deadline`, numpy rounds only), checked once per round: the
+    records not grouped when it expires are grouped in runs of k along their first principal
+    axis (and appended to ``order`` in that order); ``deadline.expired()`` then tells that
+    the run was cut short.
 
     Parameters
     ----------
@@ -156,7 +160,13 @@ def mdav_labels(Z: np.ndarray, k: int, *, order: list | None = None, stop=None) 
     nb = _compiled_for(Z) if order is None else None
     if nb is not None:
         return _compiled_labels(nb, Z, k, stop)
-    return _dense_labels(Z, k, order=order)
+    labels = _dense_labels(Z, k, order=order, deadline=deadline)
+    if labels.min(initial=0) < 0:
+        rest = np.flatnonzero(labels < 0)
+        _fill_rest(Z, labels, k)
+        if order is not None:
+            order.extend(rest[np.argsort(labels[rest], kind="stable")].tolist())
+    return labels
 
 
 def _compiled_labels(nb, Z, k, stop=None):
@@ -210,8 +220,9 @@ def _ordered_sum(R: np.ndarray) -> np.ndarray:
     return np.cumsum(R, axis=0)[-1].copy()
 
 
-def _dense_labels(Z: np.ndarray, k: int, *, order: list | None = None) -> np.ndarray:
-    """The numpy rounds (see the module docstring); ``order`` as in :func:`mdav_labels`."""
+def _dense_labels(Z: np.ndarray, k: int, *, order: list | None = None, deadline=None) -> np.ndarray:
+    """The numpy rounds (see the module docstring); ``order`` as in :func:`mdav_labels`.
+    When ``deadline`` expires, the records not yet grouped are labelled -1."""
     n = Z.shape[0]
     labels = np.empty(n, dtype=np.int64)
     idx = np.arange(n)
@@ -235,6 +246,9 @@ def _dense_labels(Z: np.ndarray, k: int, *, order: list | None = None) -> np.nda
         m -= sel.size
 
     while m >= 2 * k:
+        if deadline is not None and deadline.expired():
+            labels[idx[pen == 0]] = -1
+            return labels
         three = m >= 3 * k
         c = total / m
         r = _farthest(norms - 2.0 * _column_dot(RT, c) - pen, _square(c))
@@ -341,5 +355,11 @@ def _mdav_solver(Z: np.ndarray, k: int, ctx: Context, *, missing_distance: str =
     nb = _compiled_for(Z)
     if nb is not None:
         return _compiled_solve(nb, Z, k, ctx)
-    labels = mdav_labels(Z, k)
+    labels = _dense_labels(Z, k, deadline=ctx.deadline)
+    if labels.min(initial=0) < 0:  # the deadline came first
+        left = int((labels < 0).sum())
+        _fill_rest(Z, labels, k)
+        return Solution(labels=labels, status="limit",
+                        message=f"time limit reached: MDAV stopped with {left} records left, grouped by a quick "
+                                "principal-axis split")
     return Solution(labels=labels, status="done")
