@@ -88,6 +88,21 @@ def _group_along(Z: np.ndarray, k: int, ctx: Context, order: np.ndarray, circula
     return Solution(labels=selector.labels, status=status, message=message, info=info)
 
 
+def _load_grouping(Z: np.ndarray, k: int, ctx: Context, circular: bool = False) -> None:
+    """Under a time limit, the compiled grouping (optimal runs) loaded before the time is
+    shared out: its first call loads it (tenths of a second), which would otherwise come
+    after the path search's share of the time."""
+    from . import _hansen_mukherjee as hm
+
+    if not (ctx.deadline.limited and Z.shape[0] * k >= hm._COMPILED_MIN_WORK):
+        return
+    nb = hm._kernels()
+    if nb is not None:  # the kernels the full-size call will use, on 2k records
+        Zo = np.ascontiguousarray(Z[: 2 * k], dtype=np.float64)
+        _, _, choice = nb.dp_linear(Zo, k, 2 * k - 1)
+        nb.backtrack(choice, 2 * k)
+
+
 def _one_group(Z: np.ndarray) -> Solution:
     return Solution(labels=np.zeros(Z.shape[0], dtype=np.int64), status="done",
                     message="fewer than 2k records: one group")
@@ -108,10 +123,12 @@ def _mhm_solver(Z: np.ndarray, k: int, ctx: Context, *, ordering: str = "mdav", 
     info: dict[str, Any] = {"ordering": ordering if isinstance(ordering, str) else getattr(ordering, "__name__", "callable")}
     stopped = False
     selector = _Selector(Z, k, circular, ctx)
+    _load_grouping(Z, k, ctx, circular)
     if callable(ordering):
         order = check_permutation(ordering(Z, ctx), n)
     elif ordering == "mdav":
-        order = mdav_order(Z, k=k)
+        order = mdav_order(Z, ctx, k=k)
+        stopped = ctx.expired()
     elif ordering == "npn":
         order = npn_order(Z)
     elif ordering == "pca":
@@ -136,6 +153,7 @@ def _tsp_mhm_solver(Z: np.ndarray, k: int, ctx: Context, *, circular: bool = Fal
     if Z.shape[0] < 2 * k:
         return _one_group(Z)
     selector = _Selector(Z, k, circular, ctx)
+    _load_grouping(Z, k, ctx, circular)
     order, tinfo = _tsp_path(Z, ctx.child(fraction=0.95, stage="tsp"), closed=circular, solver=solver,
                              iterations=iterations, neighbours=neighbours,
                              checkpoint=selector if select == "sse" else None)
@@ -156,6 +174,7 @@ def _compress_tsp_mhm_solver(Z: np.ndarray, k: int, ctx: Context, *, compression
     if Z.shape[0] < 2 * k:
         return _one_group(Z)
     selector = _Selector(Z, k, circular, ctx)
+    _load_grouping(Z, k, ctx, circular)
     order, info = _compressed_tsp_path(Z, ctx.child(fraction=0.95, stage="tsp"), compression=compression,
                                        within=within, closed=circular, solver=solver, iterations=iterations,
                                        neighbours=neighbours, checkpoint=selector if select == "sse" else None)
