@@ -158,6 +158,10 @@ def mdav_labels(Z: np.ndarray, k: int, *, order: list | None = None, stop=None, 
     labels : ndarray of int64, groups numbered in order of creation.
     """
     nb = _compiled_for(Z) if order is None else None
+    if nb is not None and deadline is not None and stop is None:
+        labels, _ = _rounds_in_thread(nb, nb.prepare(Z), k, deadline)
+        _fill_rest(Z, labels, k)
+        return labels
     if nb is not None:
         return _compiled_labels(nb, Z, k, stop)
     labels = _dense_labels(Z, k, order=order, deadline=deadline)
@@ -294,19 +298,24 @@ def _fill_rest(Z: np.ndarray, labels: np.ndarray, k: int) -> None:
     labels[rest[order]] = g + runs
 
 
-def _compiled_solve(nb, Z: np.ndarray, k: int, ctx: Context) -> Solution:
-    """The compiled rounds in a helper thread (they release the GIL), so that this thread
-    stays responsive: Ctrl-C or the deadline stops the rounds within one round, and the
-    records not yet grouped are split quickly (status "limit")."""
-    import threading
+#: Seconds after the stop flag is raised past which the compiled rounds' thread is left to
+#: itself: a round stops within milliseconds of the flag, so a thread still busy then is
+#: loading the kernels (numba's cache, or a first compilation), which cannot be stopped.
+_LEAVE_AFTER = 0.1
 
-    args = nb.prepare(Z)
-    X = args[0]
-    labels = np.empty(X.shape[0], dtype=np.int64)
+
+def _rounds_in_thread(nb, args, k: int, deadline) -> tuple[np.ndarray, str]:
+    """The compiled rounds in a helper thread (they release the GIL) while this thread
+    watches ``deadline`` (and Ctrl-C): labels with -1 for the records not grouped when it
+    expired, and why the rounds stopped ("" when they finished). A thread still loading the
+    kernels when the deadline expires is left behind (it stops at its first round), and
+    every record is left ungrouped."""
+    import threading
+    import time
+
+    n = args[0].shape[0]
+    labels = np.empty(n, dtype=np.int64)
     flag = np.zeros(1, dtype=np.int64)
-    if Z.size < _INLINE_MAX_WORK:  # milliseconds: no helper thread (its start costs as much)
-        nb.mdav_rounds(*args, k, labels, flag)
-        return Solution(labels=labels, status="done")
     errors: list = []
 
     def work():
@@ -318,18 +327,40 @@ def _compiled_solve(nb, Z: np.ndarray, k: int, ctx: Context) -> Solution:
     t = threading.Thread(target=work, daemon=True, name="pysdcmicro-mdav")
     t.start()
     why = ""
+    flagged = None
     try:
         while t.is_alive():
             t.join(0.05)
-            if t.is_alive() and ctx.expired():
+            if not t.is_alive():
+                break
+            if flagged is None and deadline.expired():
                 flag[0] = 1
                 why = "time limit reached"
+                flagged = time.monotonic()
+            elif flagged is not None and time.monotonic() - flagged > _LEAVE_AFTER:
+                return np.full(n, -1, dtype=np.int64), why  # its own labels array stays its own
     except KeyboardInterrupt:
         flag[0] = 1
         why = "interrupted (Ctrl-C)"
         t.join()
     if errors:  # pragma: no cover
         raise errors[0]
+    return labels, why
+
+
+def _compiled_solve(nb, Z: np.ndarray, k: int, ctx: Context) -> Solution:
+    """The compiled rounds in a helper thread (they release the GIL), so that this thread
+    stays responsive: Ctrl-C or the deadline stops the rounds within one round, and the
+    records not yet grouped are split quickly (status "limit")."""
+    import threading
+
+    args = nb.prepare(Z)
+    X = args[0]
+    if Z.size < _INLINE_MAX_WORK and nb.mdav_rounds.signatures:  # milliseconds: no helper thread
+        labels = np.empty(X.shape[0], dtype=np.int64)
+        nb.mdav_rounds(*args, k, labels, np.zeros(1, dtype=np.int64))
+        return Solution(labels=labels, status="done")
+    labels, why = _rounds_in_thread(nb, args, k, ctx.deadline)
     if (labels < 0).any():
         left = int((labels < 0).sum())
         _fill_rest(X, labels, k)
