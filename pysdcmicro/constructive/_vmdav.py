@@ -138,6 +138,13 @@ def vmdav_labels(Z: np.ndarray, k: int, *, gamma: float = DEFAULT_GAMMA,
     ``|d(x, e) - d(e_min, e)| <= v``.
     """
     nb = _screening_kernels(Z)
+    if nb is not None and ctx is not None and ctx.deadline.limited and Z.size < _COMPILED_MIN_WORK:
+        # under a time limit, small data: the compiled rounds only once loaded (loading them
+        # from numba's cache takes tenths of a second, unstoppable); the same groups either way
+        from . import _vmdav_numba as vnb
+
+        if not vnb.vmdav_rounds.signatures:
+            nb = None
     if nb is not None:
         return _screened_labels(nb, Z, k, gamma, ctx, threads)
     return _numpy_labels(Z, k, gamma, ctx)
