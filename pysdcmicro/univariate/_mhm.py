@@ -97,10 +97,20 @@ def _load_grouping(Z: np.ndarray, k: int, ctx: Context, circular: bool = False) 
     if not (ctx.deadline.limited and Z.shape[0] * k >= hm._COMPILED_MIN_WORK):
         return
     nb = hm._kernels()
+    if nb is not None and not _loadable(nb.dp_linear):  # a first use: numba compiles (seconds)
+        ctx.report(stage="compiling the grouping kernels (first use only; cached on disk afterwards)")
     if nb is not None:  # the kernels the full-size call will use, on 2k records
         Zo = np.ascontiguousarray(Z[: 2 * k], dtype=np.float64)
         _, _, choice = nb.dp_linear(Zo, k, 2 * k - 1)
         nb.backtrack(choice, 2 * k)
+
+
+def _loadable(dispatcher) -> bool:
+    """Whether a numba function is compiled in this process or in numba's on-disk cache."""
+    try:
+        return bool(dispatcher.signatures) or bool(dispatcher._cache._cache_file._load_index())
+    except Exception:  # numba internals moved: say nothing
+        return True
 
 
 def _one_group(Z: np.ndarray) -> Solution:
