@@ -278,7 +278,7 @@ def _one_round(Z, k, ctx, labels, s, split, start, jobs, subset_time_limit, opti
     seeds = [ctx.seed() for _ in subsets]
     # In worker processes the subsets run side by side: their common end, an absolute
     # monotonic time (the same clock in every process), so a worker's start counts too.
-    end = None if per is None or jobs == 1 else time.monotonic() + per
+    end = None if (per is None or jobs == 1 or not ctx.deadline.limited) else time.monotonic() + per
     tasks = []
     for rows, seed in zip(subsets, seeds):
         seed_labels = canonical_labels(labels[rows])
