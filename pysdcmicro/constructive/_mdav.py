@@ -139,10 +139,10 @@ def mdav_labels(Z: np.ndarray, k: int, *, order: list | None = None, stop=None, 
     call; the compiled rounds do not). Tested equal on random, duplicated and grid data.
     ``stop`` (a ``threading.Event``, compiled rounds only) ends the rounds early; the
     records not grouped by then get the label -1. ``deadline`` (a
-    :class:`~pysdcmicro._context.Deadline`, numpy rounds only), checked once per round: the
-    records not grouped when it expires are grouped in runs of k along their first principal
-    axis (and appended to ``order`` in that order); ``deadline.expired()`` then tells that
-    the run was cut short.
+    :class:`~pysdcmicro._context.Deadline`), checked once per round (the compiled rounds:
+    every 50 ms, by a watching thread): the records not grouped when it expires are grouped
+    in runs of k along their first principal axis (and appended to ``order`` in that order);
+    ``deadline.expired()`` then tells that the run was cut short.
 
     Parameters
     ----------
