@@ -220,3 +220,31 @@ def test_compiled_mdav_still_loading_at_the_deadline_is_left_behind():
         assert_k_partition(labels, 200, 3)
     finally:
         release.set()
+
+
+def test_numpy_grouping_gives_the_compiled_partition():
+    """Under a short limit the MHM family may group with the numpy DP instead of loading the
+    compiled one: the same partition."""
+    from pysdcmicro.univariate._hansen_mukherjee import optimal_runs
+
+    Z = _data(2000, 3, seed=9)
+    order = np.random.default_rng(1).permutation(2000)
+    a, cost_a = optimal_runs(Z, order, 3)
+    b, cost_b = optimal_runs(Z, order, 3, compiled=False)
+    assert np.array_equal(a, b) and cost_a == pytest.approx(cost_b, rel=1e-12)
+
+
+def test_mhm_under_a_short_limit_groups_with_numpy_when_not_loaded(monkeypatch):
+    from pysdcmicro.univariate import _hansen_mukherjee as hm
+    from pysdcmicro.univariate import _mhm
+
+    from types import SimpleNamespace
+
+    # as in a process that has not loaded the compiled DP yet
+    monkeypatch.setattr(hm, "_kernels", lambda: SimpleNamespace(dp_linear=SimpleNamespace(signatures=[])))
+    Z = _data(1000, 3, seed=10)
+    selector = _mhm._Selector(Z, 3, False, _ctx(10))
+    _mhm._load_grouping(Z, 3, Context(0, 1.0), False, selector)
+    assert selector.compiled is False
+    selector(np.arange(1000))
+    assert_k_partition(selector.labels, 1000, 3)

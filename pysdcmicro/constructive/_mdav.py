@@ -121,10 +121,15 @@ def _kernels():
     return _NB or None
 
 
-def _compiled_for(Z: np.ndarray):
-    """The compiled kernels when they should run on ``Z``, else None (see _COMPILED_MIN_WORK)."""
+def _compiled_for(Z: np.ndarray, deadline=None):
+    """The compiled kernels when they should run on ``Z``, else None (see _COMPILED_MIN_WORK).
+    Under a time limit (``deadline``), small inputs take the numpy rounds until the compiled
+    ones are loaded in this process (loading them from the cache takes tenths of a second)."""
     nb = _kernels()
     if nb is None or Z.shape[0] == 0 or Z.shape[1] == 0:
+        return None
+    if deadline is not None and deadline.limited and Z.size < _COMPILED_MIN_WORK \
+            and not nb.mdav_rounds.signatures:
         return None
     return nb if Z.size >= _COMPILED_MIN_WORK or nb.warm() else None
 
@@ -157,7 +162,7 @@ def mdav_labels(Z: np.ndarray, k: int, *, order: list | None = None, stop=None, 
     -------
     labels : ndarray of int64, groups numbered in order of creation.
     """
-    nb = _compiled_for(Z) if order is None else None
+    nb = _compiled_for(Z, deadline) if order is None else None
     if nb is not None and deadline is not None and stop is None:
         labels, _ = _rounds_in_thread(nb, nb.prepare(Z), k, deadline)
         _fill_rest(Z, labels, k)
@@ -383,7 +388,7 @@ def _mdav_solver(Z: np.ndarray, k: int, ctx: Context, *, missing_distance: str =
 
         Zn = np.where(mask, np.nan, Z)  # the core's z-scores, missing cells blanked again
         return Solution(labels=mdav_missing_labels(observed_zscores(Zn), k), status="done")
-    nb = _compiled_for(Z)
+    nb = _compiled_for(Z, ctx.deadline)
     if nb is not None:
         return _compiled_solve(nb, Z, k, ctx)
     labels = _dense_labels(Z, k, deadline=ctx.deadline)
