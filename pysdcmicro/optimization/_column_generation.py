@@ -1002,14 +1002,17 @@ def _centre_search(Z: np.ndarray, nbr_dist: np.ndarray, k: int, centre: np.ndarr
                 break
             res = anchored_pricing(Z, nbr_dist, p, k, s, deadline=step_deadline,
                                    time_limit=None if deterministic_time is not None else anchor_time,
-                                   deterministic_time=deterministic_time, workers=workers, seed=seed)
+                                   deterministic_time=deterministic_time, workers=workers, seed=seed,
+                                   stop_relaxation=True)
+            if res is None:  # the step's time ran out during this size's anchor bounds
+                clean = False
+                break
             vals[s] = res["anchor_values"]
             clean = clean and res["proven"] and not res["columns"]
             columns.extend(res["columns"])
         if len(vals) < len(sizes):
-            # Cut short by the step's time: the sizes not priced would need their relaxation,
-            # an O(n^2 d) pass each without a deadline, for a step bound that is rarely the
-            # best: no bound from this step; a shorter step next.
+            # Cut short by the step's time (the sizes not priced, or the one whose anchor
+            # bounds were stopped): no bound from this step; a shorter step next.
             steps.append((lam, None, False))
             lam /= 2.0
             continue
