@@ -65,9 +65,14 @@ def main(argv=None) -> int:
     parser.add_argument("--timeout", type=float, default=None, help="seconds per case process")
     parser.add_argument("--time-limit", type=float, default=None,
                         help="replace each case's time limit (an ad-hoc run: never writes results/)")
-    args = parser.parse_args(argv)
+    args, rest = parser.parse_known_args(argv)
 
     suite = importlib.import_module(f"benchmarks.suites.{args.suite}")
+    if hasattr(suite, "main"):  # a suite with its own table runs itself (with its own options)
+        return suite.main(rest + (["--no-write"] if args.no_write else [])
+                          + (["--methods", args.methods] if args.methods else []))
+    if rest:
+        parser.error(f"unrecognized arguments: {' '.join(rest)}")
     cases = list(suite.CASES)
     if args.datasets:
         keep = set(args.datasets.split(","))

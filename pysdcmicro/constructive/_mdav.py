@@ -150,22 +150,31 @@ def _kernels():
     return _NB or None
 
 
-def _compiled_for(Z: np.ndarray):
-    """The compiled kernels when they should run on ``Z``, else None (see _COMPILED_MIN_WORK)."""
+def _compiled_for(Z: np.ndarray, deadline=None):
+    """The compiled kernels when they should run on ``Z``, else None (see _COMPILED_MIN_WORK).
+    Under a time limit (``deadline``), small inputs take the numpy rounds until the compiled
+    ones are loaded in this process (loading them from the cache takes tenths of a second)."""
     nb = _kernels()
     if nb is None or Z.shape[0] == 0 or Z.shape[1] == 0:
+        return None
+    if deadline is not None and deadline.limited and Z.size < _COMPILED_MIN_WORK \
+            and not nb.mdav_rounds.signatures:
         return None
     return nb if Z.size >= _COMPILED_MIN_WORK or nb.warm() else None
 
 
-def mdav_labels(Z: np.ndarray, k: int, *, order: list | None = None, stop=None) -> np.ndarray:
+def mdav_labels(Z: np.ndarray, k: int, *, order: list | None = None, stop=None, deadline=None) -> np.ndarray:
     """Group labels of fixed-size MDAV on ``Z`` (rows = records, already scaled).
 
     With numba installed and no ``order`` requested, large inputs run the compiled rounds
     (:mod:`._mdav_numba`: fused passes, about 3-5x faster); they return the same groups as
     the numpy rounds, ties included (tested on random, duplicated, grid and two-scale data).
     ``stop`` (a ``threading.Event``, compiled rounds only) ends the rounds early; the
-    records not grouped by then get the label -1.
+    records not grouped by then get the label -1. ``deadline`` (a
+    :class:`~pysdcmicro._context.Deadline`), checked once per round (the compiled rounds:
+    every 50 ms, by a watching thread): the records not grouped when it expires are grouped
+    in runs of k along their first principal axis (and appended to ``order`` in that order);
+    ``deadline.expired()`` then tells that the run was cut short.
 
     Parameters
     ----------
@@ -180,10 +189,20 @@ def mdav_labels(Z: np.ndarray, k: int, *, order: list | None = None, stop=None) 
     -------
     labels : ndarray of int64, groups numbered in order of creation.
     """
-    nb = _compiled_for(Z) if order is None else None
+    nb = _compiled_for(Z, deadline) if order is None else None
+    if nb is not None and deadline is not None and stop is None:
+        labels, _ = _rounds_in_thread(nb, nb.prepare(_scaled(Z)), k, deadline)
+        _fill_rest(Z, labels, k)
+        return labels
     if nb is not None:
         return _compiled_labels(nb, Z, k, stop)
-    return _dense_labels(Z, k, order=order)
+    labels = _dense_labels(Z, k, order=order, deadline=deadline)
+    if labels.min(initial=0) < 0:
+        rest = np.flatnonzero(labels < 0)
+        _fill_rest(Z, labels, k)
+        if order is not None:
+            order.extend(rest[np.argsort(labels[rest], kind="stable")].tolist())
+    return labels
 
 
 def _compiled_labels(nb, Z, k, stop=None):
@@ -220,8 +239,9 @@ def _ordered_sum(R: np.ndarray) -> np.ndarray:
     return np.cumsum(R, axis=0)[-1].copy()
 
 
-def _dense_labels(Z: np.ndarray, k: int, *, order: list | None = None) -> np.ndarray:
-    """The numpy rounds (see the module docstring); ``order`` as in :func:`mdav_labels`."""
+def _dense_labels(Z: np.ndarray, k: int, *, order: list | None = None, deadline=None) -> np.ndarray:
+    """The numpy rounds (see the module docstring); ``order`` as in :func:`mdav_labels`.
+    When ``deadline`` expires, the records not yet grouped are labelled -1."""
     n = Z.shape[0]
     labels = np.empty(n, dtype=np.int64)
     idx = np.arange(n)
@@ -245,6 +265,9 @@ def _dense_labels(Z: np.ndarray, k: int, *, order: list | None = None) -> np.nda
         m -= sel.size
 
     while m >= 2 * k:
+        if deadline is not None and deadline.expired():
+            labels[idx[pen == 0]] = -1
+            return labels
         three = m >= 3 * k
         c = total / m
         r = _farthest(_dist32(RT, c) - pen)
@@ -288,19 +311,24 @@ def _fill_rest(Z: np.ndarray, labels: np.ndarray, k: int) -> None:
     labels[rest[order]] = g + runs
 
 
-def _compiled_solve(nb, Z: np.ndarray, k: int, ctx: Context) -> Solution:
-    """The compiled rounds in a helper thread (they release the GIL), so that this thread
-    stays responsive: Ctrl-C or the deadline stops the rounds within one round, and the
-    records not yet grouped are split quickly (status "limit")."""
-    import threading
+#: Seconds after the stop flag is raised past which the compiled rounds' thread is left to
+#: itself: a round stops within milliseconds of the flag, so a thread still busy then is
+#: loading the kernels (numba's cache, or a first compilation), which cannot be stopped.
+_LEAVE_AFTER = 0.1
 
-    args = nb.prepare(_scaled(Z))
-    X = args[0]
-    labels = np.empty(X.shape[0], dtype=np.int64)
+
+def _rounds_in_thread(nb, args, k: int, deadline) -> tuple[np.ndarray, str]:
+    """The compiled rounds in a helper thread (they release the GIL) while this thread
+    watches ``deadline`` (and Ctrl-C): labels with -1 for the records not grouped when it
+    expired, and why the rounds stopped ("" when they finished). A thread still loading the
+    kernels when the deadline expires is left behind (it stops at its first round), and
+    every record is left ungrouped."""
+    import threading
+    import time
+
+    n = args[0].shape[0]
+    labels = np.empty(n, dtype=np.int64)
     flag = np.zeros(1, dtype=np.int64)
-    if Z.size < _INLINE_MAX_WORK:  # milliseconds: no helper thread (its start costs as much)
-        nb.mdav_rounds(*args, k, labels, flag)
-        return Solution(labels=labels, status="done")
     errors: list = []
 
     def work():
@@ -312,18 +340,38 @@ def _compiled_solve(nb, Z: np.ndarray, k: int, ctx: Context) -> Solution:
     t = threading.Thread(target=work, daemon=True, name="pysdcmicro-mdav")
     t.start()
     why = ""
+    flagged = None
     try:
         while t.is_alive():
             t.join(0.05)
-            if t.is_alive() and ctx.expired():
+            if not t.is_alive():
+                break
+            if flagged is None and deadline.expired():
                 flag[0] = 1
                 why = "time limit reached"
+                flagged = time.monotonic()
+            elif flagged is not None and time.monotonic() - flagged > _LEAVE_AFTER:
+                return np.full(n, -1, dtype=np.int64), why  # its own labels array stays its own
     except KeyboardInterrupt:
         flag[0] = 1
         why = "interrupted (Ctrl-C)"
         t.join()
     if errors:  # pragma: no cover
         raise errors[0]
+    return labels, why
+
+
+def _compiled_solve(nb, Z: np.ndarray, k: int, ctx: Context) -> Solution:
+    """The compiled rounds in a helper thread (they release the GIL), so that this thread
+    stays responsive: Ctrl-C or the deadline stops the rounds within one round, and the
+    records not yet grouped are split quickly (status "limit")."""
+    args = nb.prepare(_scaled(Z))
+    X = args[0]
+    if Z.size < _INLINE_MAX_WORK and nb.mdav_rounds.signatures:  # milliseconds: no helper thread
+        labels = np.empty(X.shape[0], dtype=np.int64)
+        nb.mdav_rounds(*args, k, labels, np.zeros(1, dtype=np.int64))
+        return Solution(labels=labels, status="done")
+    labels, why = _rounds_in_thread(nb, args, k, ctx.deadline)
     if (labels < 0).any():
         left = int((labels < 0).sum())
         _fill_rest(X, labels, k)
@@ -349,8 +397,14 @@ def _mdav_solver(Z: np.ndarray, k: int, ctx: Context, *, missing_distance: str =
     n = Z.shape[0]
     if n > 1:  # z-scores with divisor n (sdcMicro's) from the sample ones: distances as sdcMicro rounds them
         Z = Z * np.sqrt(n / (n - 1))
-    nb = _compiled_for(Z)
+    nb = _compiled_for(Z, ctx.deadline)
     if nb is not None:
         return _compiled_solve(nb, Z, k, ctx)
-    labels = mdav_labels(Z, k)
+    labels = _dense_labels(Z, k, deadline=ctx.deadline)
+    if labels.min(initial=0) < 0:  # the deadline came first
+        left = int((labels < 0).sum())
+        _fill_rest(Z, labels, k)
+        return Solution(labels=labels, status="limit",
+                        message=f"time limit reached: MDAV stopped with {left} records left, grouped by a quick "
+                                "principal-axis split")
     return Solution(labels=labels, status="done")

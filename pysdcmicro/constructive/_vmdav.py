@@ -138,6 +138,13 @@ def vmdav_labels(Z: np.ndarray, k: int, *, gamma: float = DEFAULT_GAMMA,
     ``|d(x, e) - d(e_min, e)| <= v``.
     """
     nb = _screening_kernels(Z)
+    if nb is not None and ctx is not None and ctx.deadline.limited and Z.size < _COMPILED_MIN_WORK:
+        # under a time limit, small data: the compiled rounds only once loaded (loading them
+        # from numba's cache takes tenths of a second, unstoppable); the same groups either way
+        from . import _vmdav_numba as vnb
+
+        if not vnb.vmdav_rounds.signatures:
+            nb = None
     if nb is not None:
         return _screened_labels(nb, Z, k, gamma, ctx, threads)
     return _numpy_labels(Z, k, gamma, ctx)
@@ -168,7 +175,12 @@ def _numpy_labels(Z, k, gamma, ctx):
     extended = 0
     stopped = None
 
+    timed = ctx is not None and ctx.deadline.limited
     while m >= k:
+        if timed and m >= 2 * k and ctx.expired():  # the rest in principal-axis runs of k
+            stopped = g if stopped is None else stopped
+            m = _cut_short(Z, labels, k)
+            break
         while labels[seeds[ptr]] >= 0:
             ptr += 1
         le = int(local[seeds[ptr]])
@@ -213,6 +225,15 @@ def _numpy_labels(Z, k, gamma, ctx):
         left = _join_left_overs(Z, labels, idx[alive], g)
     info = {"extended_groups": extended, "left_over": left, "stopped_extending": stopped}
     return labels, info
+
+
+def _cut_short(Z, labels, k) -> int:
+    """Group the records still unlabelled (at least 2k) in runs of k along their first
+    principal axis (the last run takes the remainder); returns 0, the records left."""
+    from ._mdav import _fill_rest
+
+    _fill_rest(Z, labels, k)
+    return 0
 
 
 def _join_left_overs(Z, labels, rest, g) -> int:
@@ -300,6 +321,9 @@ def _screened_labels(nb, Z, k, gamma, ctx, threads=None, par_min=None):
         if extend and timed and ctx.expired():
             extend = False
             stopped = int(state[1])
+        if timed and state[0] >= 2 * k and ctx.expired():  # the rest in principal-axis runs of k
+            state[0] = _cut_short(Z, labels, k)
+            break
         t0 = time.perf_counter()
         vnb.vmdav_rounds(X, sqn, XT32, n32, scale2, E, k, g2, extend, seeds, labels, act, slot, state,
                          *bufs, chunk, nt, par_min)
@@ -439,5 +463,6 @@ def _vmdav_solver(Z: np.ndarray, k: int, ctx: Context, *, gamma: float = DEFAULT
     if info["stopped_extending"] is not None:
         return Solution(labels=labels, status="limit", info=info,
                         message=f"time limit reached after {info['stopped_extending']} groups: "
-                                "the remaining groups were built without extension (size k)")
+                                "the remaining records were grouped without extension (size k, or "
+                                "principal-axis runs of k once the limit had passed)")
     return Solution(labels=labels, status="done", info=info)

@@ -201,7 +201,40 @@ def start_workers(pool: Any, count: int, fn: Callable, hide_main: bool = True) -
 def _warm_up() -> int:
     from . import _tasks  # noqa: F401  (imports numpy and pysdcmicro in the worker)
 
+    _load_cached_kernels()
     return os.getpid()
+
+
+def _load_cached_kernels() -> None:
+    """Load the compiled MDAV rounds and the repair sweeps from numba's on-disk cache, when
+    it holds them (a tenth of a second or more per process): while the workers start, not
+    inside a block's or a window's time budget. Nothing is compiled here."""
+    try:
+        import numpy as np
+
+        from ..constructive import _mdav
+
+        nb = _mdav._kernels()
+        Z = np.random.default_rng(0).standard_normal((24, 2))
+        if nb is not None and nb.warm():
+            _mdav._compiled_labels(nb, Z, 2)
+        from . import _local
+
+        lk = _local._kernels()
+        if lk is not None and all(_cached(getattr(lk, name)) for name in ("sweeps", "nearest_groups")):
+            from .._context import Context
+
+            _local.batch_local_search(Z, np.arange(24) // 3, 3, Context(0))
+    except Exception:  # pragma: no cover  (a warm-up never stops a worker)
+        pass
+
+
+def _cached(dispatcher) -> bool:
+    """Whether a numba function is compiled in this process or in numba's on-disk cache."""
+    try:
+        return bool(dispatcher.signatures) or bool(dispatcher._cache._cache_file._load_index())
+    except Exception:  # pragma: no cover  (numba internals moved: treat as not cached)
+        return False
 
 
 class SerialExecutor:
@@ -281,6 +314,17 @@ class ProcessExecutor:
                       "them in this process instead. Define that code in a module, or put the call under the "
                       "guard.", RuntimeWarning, stacklevel=_caller_level())
         return None
+
+    def start(self) -> None:
+        """Start the workers now (for tasks that need no code of the calling script), so that
+        their start is not counted in the time the first tasks are given."""
+        if self.fallback is None and self._pool is None:
+            try:
+                self._get_pool(False)
+            except KeyboardInterrupt:
+                raise
+            except Exception:  # run() tries again and falls back to this process
+                pass
 
     def run(self, fn, n_tasks, make_args, on_done) -> None:
         if self.fallback is not None:

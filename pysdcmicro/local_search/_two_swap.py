@@ -140,6 +140,8 @@ def two_swap_search(P: Partition, k: int, *, one_opt: bool = False, max_size: in
 
 #: Moves per call of the compiled loop between deadline checks and progress reports.
 _CHUNK = 64
+#: Records per call of the compiled first scan (best partners) between deadline checks.
+_ROWS = 1024
 
 
 def _two_swap_compiled(P: Partition, *, max_iterations: int | None, ctx: Context | None,
@@ -168,7 +170,11 @@ def _two_swap_compiled(P: Partition, *, max_iterations: int | None, ctx: Context
     own = np.einsum("ij,ij->i", diff, diff)
     best_v = np.empty(n)
     best_j = np.empty(n, dtype=np.int64)
-    kern.best_rows(P.Z, labels, sizes, cent, own, np.arange(n, dtype=np.int64), best_v, best_j)
+    everyone = np.arange(n, dtype=np.int64)
+    for start in range(0, n, _ROWS):  # O(n g d) in all: in slices, between deadline checks
+        if ctx is not None and ctx.expired():
+            return 0, "limit"
+        kern.best_rows(P.Z, labels, sizes, cent, own, everyone[start:start + _ROWS], best_v, best_j)
     gains = np.empty(_CHUNK)
     iterations = 0
     status = "done"

@@ -81,7 +81,8 @@ def anchored_pricing(Z: np.ndarray, nbr_dist: np.ndarray, pi: np.ndarray, k: int
                      max_anchors: int | None = None, max_found: int | None = None,
                      max_records: int = 500, anchor_solver: str = "bb",
                      node_limit: int | None = None, bb_max_records: int = 3000,
-                     per_anchor: int = 3, compiled: bool = True, cuts: CutRows | None = None) -> dict:
+                     per_anchor: int = 3, compiled: bool = True, cuts: CutRows | None = None,
+                     stop_relaxation: bool = False) -> dict | None:
     """Minimum reduced cost over ALL groups of size ``s``, anchor by anchor, with a proven
     lower bound.
 
@@ -111,12 +112,17 @@ def anchored_pricing(Z: np.ndarray, nbr_dist: np.ndarray, pi: np.ndarray, k: int
     minimum, i.e. every anchor was solved to optimality), ``anchors`` (active anchors),
     ``solved``, ``cpsat_calls``, ``factor`` (smallest CP-SAT scaling factor used).
     Time O(n^2 d) for the anchor bounds (row blocks, O(block n) memory) plus the anchors.
+    With ``stop_relaxation``, ``deadline`` is checked between the row blocks of the anchor
+    bounds too, and None is returned (no bound, no column) when it expires there.
     """
     pricer = _AnchorPricer(Z, nbr_dist, pi, s, deadline=deadline, enumerate_limit=enumerate_limit,
                            time_limit=time_limit, deterministic_time=deterministic_time, workers=workers,
                            seed=seed, scale_target=scale_target, max_records=max_records,
                            anchor_solver=anchor_solver, node_limit=node_limit, bb_max_records=bb_max_records,
-                           per_anchor=per_anchor, compiled=compiled, cuts=cuts)
+                           per_anchor=per_anchor, compiled=compiled, cuts=cuts,
+                           stop_relaxation=stop_relaxation)
+    if pricer.anchor_lb is None:  # the deadline came during the anchor bounds
+        return None
     active = np.flatnonzero(pricer.anchor_lb < 0.0)
     active = active[np.argsort(pricer.anchor_lb[active], kind="stable")]
     for count, i in enumerate(active):
@@ -142,7 +148,7 @@ class _AnchorPricer:
 
     def __init__(self, Z, nbr_dist, pi, s, *, deadline, enumerate_limit, time_limit, deterministic_time,
                  workers, seed, scale_target, max_records, anchor_solver, node_limit, bb_max_records,
-                 per_anchor, compiled, cuts):
+                 per_anchor, compiled, cuts, stop_relaxation=False):
         self.Z, self.pi, self.s, self.n = Z, pi, s, Z.shape[0]
         self.deadline, self.enumerate_limit, self.time_limit = deadline, enumerate_limit, time_limit
         self.deterministic_time, self.workers, self.seed = deterministic_time, workers, seed
@@ -152,7 +158,12 @@ class _AnchorPricer:
         self.cums = np.cumsum(nbr_dist, axis=1)
         self.a2 = self.cums[:, s - 2] if s >= 2 else np.zeros(self.n)
         self.norms = np.einsum("ij,ij->i", Z, Z)
-        self.anchor_lb, self.sum_small = anchor_relaxation(Z, nbr_dist, pi, s, norms=self.norms)
+        relaxed = anchor_relaxation(Z, nbr_dist, pi, s, norms=self.norms,
+                                    deadline=deadline if stop_relaxation else None)
+        if relaxed is None:
+            self.anchor_lb = None
+            return
+        self.anchor_lb, self.sum_small = relaxed
         self.anchor_val = self.anchor_lb.copy()
         self.columns: list = []
         self.solved = self.cp_calls = self.bb_nodes = 0

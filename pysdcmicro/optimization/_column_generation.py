@@ -61,26 +61,39 @@ def optional_spec(kind: str, name: str):
 
 
 def seed_partitions(Z: np.ndarray, k: int, ctx: Context, *, heuristic_share: float = 0.1,
-                    phases: _Phases | None = None) -> tuple[list[tuple[str, np.ndarray]], list[str]]:
+                    phases: _Phases | None = None, first: tuple | None = None,
+                    ) -> tuple[list[tuple[str, np.ndarray]], list[str]]:
     """Heuristic k-partitions that seed the column pool: MDAV, optimal runs along the MDAV
     order (Hansen-Mukherjee), V-MDAV, two-swap from the best of them, and ICSM from the
     MDAV as method ``icsm`` runs it (with restarts for ``heuristic_share`` of the time under a time limit,
-    one deterministic run without); V-MDAV, two-swap and ICSM when registered."""
+    one deterministic run without); V-MDAV, two-swap and ICSM when registered. ``first``:
+    the MDAV labels and order when the caller computed them already. Under a time limit the
+    seeds after the first are skipped once it has passed."""
     from ..univariate._hansen_mukherjee import optimal_runs
 
     if phases is None:
         phases = _Phases(time.monotonic())
     notes = []
     order: list = []
-    with phases("seed mdav", ctx.deadline):
-        labels = mdav_labels(Z, k, order=order)
+    limited = ctx.deadline.limited
+    if first is not None:
+        labels, order = first[0], list(first[1])
+    else:
+        with phases("seed mdav", ctx.deadline):  # cut short by the deadline: the rest in principal-axis runs
+            labels = mdav_labels(Z, k, order=order, deadline=ctx.deadline if limited else None)
     out = [("mdav", labels)]
+    if limited and ctx.expired():
+        notes.append("the time limit came during the first seed (MDAV): no further seeds")
+        return out, notes
     try:
         with phases("seed mdav-order runs", ctx.deadline):
             hm_labels, _ = optimal_runs(Z, np.asarray(order), k)
         out.append(("mdav-order runs", np.asarray(hm_labels)))
     except Exception as exc:  # pragma: no cover - defensive, the seeds are optional
         notes.append(f"optimal runs seed skipped: {exc}")
+    if limited and ctx.expired():
+        notes.append("the time limit came during the seeds: seeded with MDAV and its runs only")
+        return out, notes
     spec = optional_spec("method", "vmdav")
     if spec is None:
         notes.append("vmdav not available: seeded without it")
@@ -93,6 +106,9 @@ def seed_partitions(Z: np.ndarray, k: int, ctx: Context, *, heuristic_share: flo
     swap = optional_spec("improvement", "two-swap")
     if swap is None:
         notes.append("two-swap not available: seeded without it")
+    if limited and ctx.expired():
+        notes.append("the time limit came during the seeds: no two-swap or ICSM seed")
+        return out, notes
     if swap is not None:
         start = min(out, key=lambda item: sse(Z, item[1]))[1]
         sub = ctx.child(fraction=0.1, stage="seed two-swap")
@@ -104,6 +120,8 @@ def seed_partitions(Z: np.ndarray, k: int, ctx: Context, *, heuristic_share: flo
     icsm = optional_spec("improvement", "icsm")
     if icsm is None:
         notes.append("icsm not available: seeded without it")
+    elif limited and ctx.expired():
+        notes.append("the time limit came during the seeds: no ICSM seed")
     elif heuristic_share > 0:
         # First ICSM's own run (at most half the time, so that it can finish), then restarts
         # for heuristic_share of the time under a time limit.
@@ -329,6 +347,8 @@ class _ColumnGenerationRun:
         self.info["phases"] = self.phases.rows
         self.info["steps"] = self.phases.steps
         self._initial_columns()
+        if self.cut_short is not None:
+            return self._seed_result()
         self._plan_time()
         self._pricing_loop()
         self._subset_row_cuts()
@@ -357,12 +377,29 @@ class _ColumnGenerationRun:
         # Neighbours first (O(n^2 d)): the neighbour bound exists before the seeds use the time.
         L = opt.neighbours or min(n, max(4 * k + 4, 16))
         self.L = max(L, min(n, 2 * k))
+        self.cut_short = None
+        first = None
+        if ctx.deadline.limited and self.seeds is None:
+            # Under a time limit the first seed comes first: a short limit still gets MDAV
+            # (cut short by the deadline, if need be, with the rest in principal-axis runs).
+            order: list = []
+            with self.phases("seed mdav", ctx.deadline):
+                labels = mdav_labels(Z, k, order=order, deadline=ctx.deadline)
+            first = (labels, order)
+            ctx.offer(labels, sse(Z, labels))
         with self.phases("neighbours", ctx.deadline):
-            self.nbr_idx, self.nbr_dist = neighbours(Z, self.L)
+            found = neighbours(Z, self.L, deadline=ctx.deadline if ctx.deadline.limited else None)
+        if found is None:  # the time limit came first: the seeds so far
+            self.cut_short = "while the neighbour lists were computed"
+            if self.seeds is None:
+                self.seeds = [first[0]]
+            self.lower, self.source = -math.inf, "none"
+        else:
+            self.nbr_idx, self.nbr_dist = found
         names = None
         if self.seeds is None:
             named, self.notes = seed_partitions(Z, k, ctx, heuristic_share=opt.heuristic_share,
-                                                phases=self.phases)
+                                                phases=self.phases, first=first)
             self.seeds = [lab for _, lab in named]
             names = [name for name, _ in named]
             self.info["seeds"] = {name: float(sse(Z, lab)) for name, lab in named}
@@ -373,6 +410,11 @@ class _ColumnGenerationRun:
                 self.best_labels, self.best_sse = np.asarray(lab), value
                 self.info["found_by"] = f"seed {names[pos]}" if names else "seed"
         ctx.offer(self.best_labels, self.best_sse)
+        if self.cut_short is None and ctx.deadline.limited and ctx.expired():
+            self.cut_short = "during the seed partitions"
+            self.lower, self.source = -math.inf, "none"
+        if self.cut_short is not None:
+            return
         self.pool = ColumnPool(n)
         for lab in self.seeds:
             for rows in _partition_columns(lab, k):
@@ -861,6 +903,13 @@ class _ColumnGenerationRun:
             self._offer(np.asarray(sol.labels), value, "final icsm restarts")
 
     # -- result ------------------------------------------------------------------------------
+    def _seed_result(self) -> Solution:
+        """The best seed partition, when the time limit came before the column pool existed."""
+        self.info.update(iterations=0, converged=False, found_by=self.info.get("found_by", "seed"))
+        msg = "; ".join(self.notes + [f"time limit reached {self.cut_short}: the best seed partition, no bound"])
+        return Solution(labels=np.asarray(self.best_labels, dtype=np.int64), status="limit", message=msg,
+                        lower_bound=None, info=self.info)
+
     def _result(self) -> Solution:
         info, lp_value = self.info, self.lp_value
         if self.proven_optimal:
@@ -953,14 +1002,17 @@ def _centre_search(Z: np.ndarray, nbr_dist: np.ndarray, k: int, centre: np.ndarr
                 break
             res = anchored_pricing(Z, nbr_dist, p, k, s, deadline=step_deadline,
                                    time_limit=None if deterministic_time is not None else anchor_time,
-                                   deterministic_time=deterministic_time, workers=workers, seed=seed)
+                                   deterministic_time=deterministic_time, workers=workers, seed=seed,
+                                   stop_relaxation=True)
+            if res is None:  # the step's time ran out during this size's anchor bounds
+                clean = False
+                break
             vals[s] = res["anchor_values"]
             clean = clean and res["proven"] and not res["columns"]
             columns.extend(res["columns"])
         if len(vals) < len(sizes):
-            # Cut short by the step's time: the sizes not priced would need their relaxation,
-            # an O(n^2 d) pass each without a deadline, for a step bound that is rarely the
-            # best: no bound from this step; a shorter step next.
+            # Cut short by the step's time (the sizes not priced, or the one whose anchor
+            # bounds were stopped): no bound from this step; a shorter step next.
             steps.append((lam, None, False))
             lam /= 2.0
             continue

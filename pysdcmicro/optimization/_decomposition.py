@@ -111,11 +111,32 @@ def split_along_groups(Z: np.ndarray, labels: np.ndarray, s: int, order: str = "
     return subsets
 
 
+#: Seconds a subset's worker may be late past the subsets' common end before its subset
+#: keeps the input partition's labels.
+_LATE = 0.2
+
+
+def _stop_pool(pool) -> None:
+    """Shut ``pool`` down without waiting: its worker processes are terminated at once."""
+    procs = list((getattr(pool, "_processes", None) or {}).values())
+    pool.shutdown(wait=False, cancel_futures=True)
+    for proc in procs:
+        if proc.is_alive():
+            proc.terminate()
+
+
 def _solve_subset(args):
-    """Column generation on one subset (runs in a worker process or in-process)."""
-    Zs, k, seed, time_limit, seed_labels, options = args
+    """Column generation on one subset (runs in a worker process or in-process): ``per``
+    seconds from its start, and no later than ``end`` (absolute monotonic time) if given."""
+    import time
+
+    Zs, k, seed, per, end, seed_labels, options = args
+    time_limit = per
+    if end is not None:
+        time_limit = max(0.0, min(per, end - time.monotonic()))
     ctx = Context(seed, time_limit)
-    seeds = [seed_labels, mdav_labels(Zs, k)]
+    limited = ctx.deadline.limited
+    seeds = [seed_labels, mdav_labels(Zs, k, deadline=ctx.deadline if limited else None)]
     # The subsets' lower bounds are not used: no time for the bound search.
     sol = solve_column_generation(Zs, k, ctx, seeds=seeds, **{"bound_steps": 0, **options})
     return (np.asarray(sol.labels), sol.lower_bound, sol.status,
@@ -152,8 +173,12 @@ def _decomposition_solver(Z: np.ndarray, k: int, ctx: Context, *, s: int | None 
     n = Z.shape[0]
     notes: list[str] = []
     info: dict = {"s": s, "split": split, "local_search": local_search}
-    # Step 2: best of MDAV and V-MDAV.
-    candidates = [("mdav", mdav_labels(Z, k)), ("vmdav", np.asarray(_vmdav(Z, k, ctx.child(stage="vmdav")).labels))]
+    # Step 2: best of MDAV and V-MDAV (under a time limit MDAV is cut short by the deadline,
+    # the rest in principal-axis runs, and V-MDAV runs only if time is left).
+    limited = ctx.deadline.limited
+    candidates = [("mdav", mdav_labels(Z, k, deadline=ctx.deadline if limited else None))]
+    if not (limited and ctx.expired()):
+        candidates.append(("vmdav", np.asarray(_vmdav(Z, k, ctx.child(stage="vmdav")).labels)))
     scored = [(sse(Z, lab), name, lab) for name, lab in candidates]
     best_sse, step2_name, labels = min(scored, key=lambda t: t[0])
     info.update(step2=step2_name, step2_sse=best_sse)
@@ -181,7 +206,6 @@ def _decomposition_solver(Z: np.ndarray, k: int, ctx: Context, *, s: int | None 
     # round splits the best partition along a path from another group, re-solves the subsets
     # and keeps the union only if it is better. Two rounds in a row without a gain hand the
     # rest of the time to ICSM with restarts.
-    limited = ctx.deadline.limited
     rounds = max_rounds if max_rounds is not None else (None if limited else 1)
     best, best_value = labels, sse(Z, labels)
     statuses: list[str] = []
@@ -252,10 +276,13 @@ def _one_round(Z, k, ctx, labels, s, split, start, jobs, subset_time_limit, opti
         share = (0.5 if info.get("local_search") == "icsm-restarts" else 0.85) * rem * jobs / len(subsets)
         per = share if per is None else min(per, share)
     seeds = [ctx.seed() for _ in subsets]
+    # In worker processes the subsets run side by side: their common end, an absolute
+    # monotonic time (the same clock in every process), so a worker's start counts too.
+    end = None if (per is None or jobs == 1 or not ctx.deadline.limited) else time.monotonic() + per
     tasks = []
     for rows, seed in zip(subsets, seeds):
         seed_labels = canonical_labels(labels[rows])
-        tasks.append((np.ascontiguousarray(Z[rows]), k, seed, per, seed_labels, options))
+        tasks.append((np.ascontiguousarray(Z[rows]), k, seed, per, end, seed_labels, options))
     if jobs > 1:
         from concurrent.futures import ProcessPoolExecutor
 
@@ -263,19 +290,26 @@ def _one_round(Z, k, ctx, labels, s, split, start, jobs, subset_time_limit, opti
 
         # workers ignore SIGINT and never import the calling script; on Ctrl-C (or an error)
         # this process terminates them at once
+        from concurrent.futures import wait
+
         pool = ProcessPoolExecutor(max_workers=jobs, initializer=_worker_init)
         try:
             with main_hidden():
                 futures = [pool.submit(_solve_subset, t) for t in tasks]
-            results = [f.result() for f in futures]
+            # A subset not back shortly after the common end (a worker late to start or
+            # to stop) keeps its labels from the input partition.
+            timeout = None if end is None else max(0.0, end - time.monotonic()) + _LATE
+            finished, _ = wait(futures, timeout=timeout)
+            results = [f.result() if f in finished else None for f in futures]
         except BaseException:
-            procs = list((getattr(pool, "_processes", None) or {}).values())
-            pool.shutdown(wait=False, cancel_futures=True)
-            for proc in procs:
-                if proc.is_alive():
-                    proc.terminate()
+            _stop_pool(pool)
             raise
-        pool.shutdown()
+        if len(finished) < len(futures):
+            _stop_pool(pool)
+            results = [r if r is not None else (t[5], None, "limit", {"timed_out": True})
+                       for r, t in zip(results, tasks)]
+        else:
+            pool.shutdown()
     else:
         results = [_solve_subset(t) for t in tasks]
     union = np.empty(n, dtype=np.int64)

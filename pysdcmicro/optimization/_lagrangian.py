@@ -34,10 +34,12 @@ def _sqdist(A: np.ndarray, B: np.ndarray, nA: np.ndarray | None = None, nB: np.n
     return D
 
 
-def neighbours(Z: np.ndarray, L: int) -> tuple[np.ndarray, np.ndarray]:
+def neighbours(Z: np.ndarray, L: int, deadline=None) -> tuple[np.ndarray, np.ndarray] | None:
     """The ``L`` nearest records of each record, itself first, and their squared distances.
 
-    Returns ``(idx, dist)`` of shape (n, L), rows sorted by distance (ties by index).
+    Returns ``(idx, dist)`` of shape (n, L), rows sorted by distance (ties by index), or None
+    when ``deadline`` (checked between blocks of 2^22 distances, tens of milliseconds)
+    expired first.
     Time O(n^2 d), memory O(n L + block): the n x n matrix is never stored.
     """
     n = Z.shape[0]
@@ -47,6 +49,8 @@ def neighbours(Z: np.ndarray, L: int) -> tuple[np.ndarray, np.ndarray]:
     dist = np.empty((n, L))
     step = max(1, _BLOCK_ELEMS // max(n, 1))
     for start in range(0, n, step):
+        if deadline is not None and deadline.expired():
+            return None
         stop = min(n, start + step)
         D = _sqdist(Z[start:stop], Z, norms[start:stop], norms)
         rows = np.arange(stop - start)
@@ -119,12 +123,13 @@ def nn_dual(nbr_dist: np.ndarray, k: int) -> np.ndarray:
 
 
 def anchor_relaxation(Z: np.ndarray, nbr_dist: np.ndarray, pi: np.ndarray, s: int, *,
-                      norms: np.ndarray | None = None) -> tuple[np.ndarray, np.ndarray]:
+                      norms: np.ndarray | None = None, deadline=None) -> tuple[np.ndarray, np.ndarray] | None:
     """Per-anchor lower bounds ``LB_i`` on the reduced cost of every size-``s`` group whose
     lowest-index member is ``i`` (see :func:`anchored_pricing`), and the sum of the ``s-2``
     smallest ``e_l`` of each anchor. ``LB_i = inf`` where no such group exists.
 
-    Time O(n^2 d) in row blocks, memory O(block n).
+    Time O(n^2 d) in row blocks, memory O(block n); None when ``deadline`` (checked
+    between blocks) expired first.
     """
     n = Z.shape[0]
     cums = np.cumsum(nbr_dist, axis=1)
@@ -137,6 +142,8 @@ def anchor_relaxation(Z: np.ndarray, nbr_dist: np.ndarray, pi: np.ndarray, s: in
     if n - 1 < s - 1:
         return anchor_lb, sum_small
     for start in range(0, n, step):
+        if deadline is not None and deadline.expired():
+            return None
         stop = min(n, start + step)
         D = _sqdist(Z[start:stop], Z, norms[start:stop], norms)
         E = (2.0 * D + a2[None, :]) / (2.0 * s) - pi[None, :]

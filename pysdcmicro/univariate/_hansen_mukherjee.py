@@ -183,15 +183,15 @@ def _dp_numpy(Zo: np.ndarray, k: int, m: int):
     return hi, lo, choice
 
 
-def _dp(Zo: np.ndarray, k: int, m: int):
-    nb = _kernels() if Zo.shape[0] * (m - k + 1) >= _COMPILED_MIN_WORK else None
+def _dp(Zo: np.ndarray, k: int, m: int, compiled: bool = True):
+    nb = _kernels() if compiled and Zo.shape[0] * (m - k + 1) >= _COMPILED_MIN_WORK else None
     if nb is not None:
         return nb.dp_linear(Zo, k, m)
     return _dp_numpy(Zo, k, m)
 
 
-def _backtrack(choice: np.ndarray, n: int) -> np.ndarray:
-    nb = _kernels() if n >= _COMPILED_MIN_WORK else None
+def _backtrack(choice: np.ndarray, n: int, compiled: bool = True) -> np.ndarray:
+    nb = _kernels() if compiled and n >= _COMPILED_MIN_WORK else None
     if nb is not None:
         return nb.backtrack(choice, n)
     runs = []
@@ -293,7 +293,7 @@ def circular_runs(Zo: np.ndarray, k: int, max_size: int | None = None) -> tuple[
 
 
 def optimal_runs(Z: np.ndarray, order: np.ndarray, k: int, *, circular: bool = False,
-                 max_size: int | None = None) -> tuple[np.ndarray, float]:
+                 max_size: int | None = None, compiled: bool = True) -> tuple[np.ndarray, float]:
     """Best partition of the records into runs of consecutive records of ``order``.
 
     Parameters
@@ -307,6 +307,9 @@ def optimal_runs(Z: np.ndarray, order: np.ndarray, k: int, *, circular: bool = F
         optimum: a longer run can always be split without raising its SSE).
     circular : bool, default False
         Read ``order`` as a cycle (Tour2Assignment): the best of the 2k-1 rotations.
+    compiled : bool, default True
+        False: the numpy DP even where the compiled one would run (the same partition),
+        for a caller that has no time to load the compiled one (linear runs only).
 
     Returns
     -------
@@ -345,10 +348,10 @@ def optimal_runs(Z: np.ndarray, order: np.ndarray, k: int, *, circular: bool = F
         labels = np.empty(n, dtype=np.int64)
         labels[order] = seq_labels
         return labels, cost
-    hi, lo, choice = _dp(Zo, k, max_size)
+    hi, lo, choice = _dp(Zo, k, max_size, compiled)
     if not np.isfinite(hi[n]):
         raise ValueError(f"no partition of {n} records into runs of {k}..{max_size}")
-    best_runs = _backtrack(choice, n)
+    best_runs = _backtrack(choice, n, compiled)
     labels = np.empty(n, dtype=np.int64)
     labels[order] = np.repeat(np.arange(best_runs.size, dtype=np.int64), best_runs)
     return labels, float(hi[n]) + float(lo[n])

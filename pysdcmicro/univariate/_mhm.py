@@ -59,13 +59,14 @@ class _Selector:
         self.order = None
         self.scored = 0
         self._seen: set = set()
+        self.compiled = True  # False: the numpy DP (see _load_grouping)
 
     def __call__(self, order: np.ndarray) -> None:
         key = hash(order.tobytes())
         if key in self._seen:
             return
         self._seen.add(key)
-        labels, cost = optimal_runs(self.Z, order, self.k, circular=self.circular)
+        labels, cost = optimal_runs(self.Z, order, self.k, circular=self.circular, compiled=self.compiled)
         self.scored += 1
         if cost < self.best_sse:
             self.best_sse, self.labels, self.order = cost, labels, order
@@ -88,6 +89,43 @@ def _group_along(Z: np.ndarray, k: int, ctx: Context, order: np.ndarray, circula
     return Solution(labels=selector.labels, status=status, message=message, info=info)
 
 
+#: Under a time limit with less than this many seconds left, the grouping of up to
+#: ``NUMPY_GROUPING_MAX_WORK`` records x k x columns runs in numpy (tenths of a second)
+#: unless the compiled DP is loaded already (loading it takes about as long, unstoppable).
+NUMPY_GROUPING_SECONDS = 2.0
+NUMPY_GROUPING_MAX_WORK = 500_000
+
+
+def _load_grouping(Z: np.ndarray, k: int, ctx: Context, circular: bool = False, selector=None) -> None:
+    """Under a time limit, the compiled grouping (optimal runs) loaded before the time is
+    shared out: its first call loads it (tenths of a second), which would otherwise come
+    after the path search's share of the time. With little time and small data, the numpy
+    DP instead (``selector.compiled = False``)."""
+    from . import _hansen_mukherjee as hm
+
+    if not (ctx.deadline.limited and Z.shape[0] * k >= hm._COMPILED_MIN_WORK):
+        return
+    nb = hm._kernels()
+    if nb is not None and not nb.dp_linear.signatures and not circular and selector is not None \
+            and ctx.remaining() < NUMPY_GROUPING_SECONDS and Z.size * k <= NUMPY_GROUPING_MAX_WORK:
+        selector.compiled = False
+        return
+    if nb is not None and not _loadable(nb.dp_linear):  # a first use: numba compiles (seconds)
+        ctx.report(stage="compiling the grouping kernels (first use only; cached on disk afterwards)")
+    if nb is not None:  # the kernels the full-size call will use, on 2k records
+        Zo = np.ascontiguousarray(Z[: 2 * k], dtype=np.float64)
+        _, _, choice = nb.dp_linear(Zo, k, 2 * k - 1)
+        nb.backtrack(choice, 2 * k)
+
+
+def _loadable(dispatcher) -> bool:
+    """Whether a numba function is compiled in this process or in numba's on-disk cache."""
+    try:
+        return bool(dispatcher.signatures) or bool(dispatcher._cache._cache_file._load_index())
+    except Exception:  # numba internals moved: say nothing
+        return True
+
+
 def _one_group(Z: np.ndarray) -> Solution:
     return Solution(labels=np.zeros(Z.shape[0], dtype=np.int64), status="done",
                     message="fewer than 2k records: one group")
@@ -108,10 +146,12 @@ def _mhm_solver(Z: np.ndarray, k: int, ctx: Context, *, ordering: str = "mdav", 
     info: dict[str, Any] = {"ordering": ordering if isinstance(ordering, str) else getattr(ordering, "__name__", "callable")}
     stopped = False
     selector = _Selector(Z, k, circular, ctx)
+    _load_grouping(Z, k, ctx, circular, selector)
     if callable(ordering):
         order = check_permutation(ordering(Z, ctx), n)
     elif ordering == "mdav":
-        order = mdav_order(Z, k=k)
+        order = mdav_order(Z, ctx, k=k)
+        stopped = ctx.expired()
     elif ordering == "npn":
         order = npn_order(Z)
     elif ordering == "pca":
@@ -136,6 +176,7 @@ def _tsp_mhm_solver(Z: np.ndarray, k: int, ctx: Context, *, circular: bool = Fal
     if Z.shape[0] < 2 * k:
         return _one_group(Z)
     selector = _Selector(Z, k, circular, ctx)
+    _load_grouping(Z, k, ctx, circular, selector)
     order, tinfo = _tsp_path(Z, ctx.child(fraction=0.95, stage="tsp"), closed=circular, solver=solver,
                              iterations=iterations, neighbours=neighbours,
                              checkpoint=selector if select == "sse" else None)
@@ -156,6 +197,7 @@ def _compress_tsp_mhm_solver(Z: np.ndarray, k: int, ctx: Context, *, compression
     if Z.shape[0] < 2 * k:
         return _one_group(Z)
     selector = _Selector(Z, k, circular, ctx)
+    _load_grouping(Z, k, ctx, circular, selector)
     order, info = _compressed_tsp_path(Z, ctx.child(fraction=0.95, stage="tsp"), compression=compression,
                                        within=within, closed=circular, solver=solver, iterations=iterations,
                                        neighbours=neighbours, checkpoint=selector if select == "sse" else None)

@@ -63,7 +63,8 @@ def mdav_order(Z: np.ndarray, ctx: Context | None = None, *, k: int = 3) -> np.n
     [0, 2, 4, 1, 3, 5]
     """
     order: list = []
-    mdav_labels(Z, int(k), order=order)
+    limited = ctx is not None and ctx.deadline.limited  # cut short: the rest along the principal axis
+    mdav_labels(Z, int(k), order=order, deadline=ctx.deadline if limited else None)
     return np.array(order, dtype=np.int64)
 
 
@@ -291,7 +292,7 @@ def _compressed_tsp_path(Z: np.ndarray, ctx: Context, *, compression: int = 2, w
                                 neighbours=neighbours, checkpoint=checkpoint)
         info["compression"] = 1
         return order, info
-    labels = mdav_labels(Z, c)
+    labels = mdav_labels(Z, c, deadline=ctx.deadline if ctx.deadline.limited else None)
     g = int(labels.max()) + 1
     centroids = group_means(Z, labels, g)
     center = Z.mean(axis=0)

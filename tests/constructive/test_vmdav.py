@@ -296,7 +296,12 @@ def test_expired_deadline_stops_extending_and_says_so():
     Z = np.ascontiguousarray(zscore(np.random.default_rng(2).normal(size=(50, 3))))
     sol = _vmdav_solver(Z, 3, Context(time_limit=0.0), gamma=1.1)   # expired at entry
     assert sol.status == "limit" and "without extension" in sol.message
-    np.testing.assert_array_equal(sol.labels, vmdav_labels(Z, 3, gamma=0.0)[0])
+    # no group built before the limit: every record in principal-axis runs of k
+    from pysdcmicro.constructive._mdav import _fill_rest
+
+    runs = np.full(Z.shape[0], -1, dtype=np.int64)
+    _fill_rest(Z, runs, 3)
+    np.testing.assert_array_equal(sol.labels, runs)
     done = _vmdav_solver(Z, 3, Context(), gamma=1.1)
     assert done.status == "done" and done.info["extended_groups"] > 0
 
@@ -444,7 +449,12 @@ def test_screened_path_stops_extending_at_the_deadline():
     Z = np.ascontiguousarray(zscore(np.random.default_rng(2).normal(size=(50, 3))))
     labels, info = _vmdav_mod._screened_labels(nb, Z, 3, 1.1, Context(time_limit=0.0))
     assert info["stopped_extending"] == 0
-    np.testing.assert_array_equal(labels, vmdav_labels(Z, 3, gamma=0.0)[0])
+    # expired at entry: no group built, every record in principal-axis runs of k
+    from pysdcmicro.constructive._mdav import _fill_rest
+
+    runs = np.full(Z.shape[0], -1, dtype=np.int64)
+    _fill_rest(Z, runs, 3)
+    np.testing.assert_array_equal(labels, runs)
 
 
 @_needs_numba
