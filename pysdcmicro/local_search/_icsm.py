@@ -756,7 +756,7 @@ def _icsm_solver(Z: np.ndarray, k: int, ctx: Context, *, pool_size: int = 100, c
                  restart_scope: str = "region", region_groups: int = 30, max_work: int | None = None) -> Solution:
     _check_icsm_options(pool_size, cycle_groups, max_iterations, max_restarts, perturbation, restart_scope,
                         region_groups, ctx)
-    labels = mdav_labels(Z, k)
+    labels = mdav_labels(Z, k, deadline=ctx.deadline if ctx.deadline.limited else None)
     ctx.offer(labels, float(Partition(Z, labels).sse()))
     return _run_icsm(Z, labels, k, ctx, pool_size, cycle_groups, max_iterations, max_restarts, perturbation,
                      restart_scope, region_groups, max_work=max_work)
