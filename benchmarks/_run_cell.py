@@ -67,7 +67,8 @@ def main() -> None:
     baseline = _rss_kib()
     t0 = time.perf_counter()
     kwargs = dict(case.get("kwargs", {}))
-    kwargs.setdefault("variables", list(data.columns))  # every published column (EIA's UTILITYID too)
+    if hasattr(data, "columns"):  # every published column (EIA's UTILITYID too)
+        kwargs.setdefault("variables", list(data.columns))
     res = pysdcmicro.microaggregate(
         data, case["k"], method=case["method"], improve=case.get("improve"),
         improve_options=case.get("improve_options"), rng=case.get("seed"),
