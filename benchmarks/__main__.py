@@ -143,7 +143,8 @@ def main(argv=None) -> int:
         machine = f"{platform.machine()}, {os.cpu_count()} cores, Python {platform.python_version()}"
         doc = getattr(suite, "__doc__", "") or ""
         text = (f"# Benchmark suite `{args.suite}`\n\n{doc.strip()}\n\nRun: `python -m benchmarks --suite {args.suite}` "
-                f"on {stamp} ({machine}). IL in percent; seconds = wall time of the call; peak MiB = "
+                f"on {stamp} ({machine}). IL in percent; seconds = wall time of the call (in a "
+                "fresh process, after `import pysdcmicro` and its lazy import of the package); peak MiB = "
                 "resident memory above the process baseline after loading the data (with worker processes: "
                 "their peaks added up, and the total of this process's absolute peak and the workers').\n\n"
                 + "\n".join(lines) + "\n")
