@@ -37,9 +37,12 @@ _USES = {
 
 
 def kernels_for(method: str, *, blocked: bool = False, steps: tuple = ()) -> tuple[str, ...]:
-    """The kernel families a call of ``method`` (with improvement ``steps``) uses."""
+    """The kernel families a call of ``method`` (with improvement ``steps``) uses. On the
+    blocked path ``auto`` runs MDAV and the repair sweeps in each block (``effort="light"``),
+    not ICSM."""
     names: list[str] = []
-    for key in ((method,) + tuple(steps) + (("blocked",) if blocked else ())):
+    keys = ((method,) if not (blocked and method == "auto") else ()) + tuple(steps)
+    for key in keys + (("blocked",) if blocked else ()):
         for family in _USES.get(key, ()):
             if family not in names:
                 names.append(family)
