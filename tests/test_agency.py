@@ -61,6 +61,8 @@ def blank(frame: pd.DataFrame, columns, share: float, seed: int = 1) -> pd.DataF
 
 @pytest.fixture(scope="module")
 def census():
+    if not (DATA / "census.csv").is_file():
+        pytest.skip(f"CASC data not found in {DATA} (set PYSDCMICRO_CASC_DIR)")
     return pd.read_csv(DATA / "census.csv")
 
 
