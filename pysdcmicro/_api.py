@@ -264,10 +264,13 @@ def _microaggregate_dask(frame: Any, k: int, *, variables: Any, strata: Any, cli
 
 
 def _microaggregate_groups(frame: Any, k: int, groups: list, started: float, *, rng: Any, time_limit: Any,
-                           **kwargs: Any) -> MicroaggregationResult:
+                           warn_across: bool = True, **kwargs: Any) -> MicroaggregationResult:
     """Groups of variables (``variables=[["a", "b"], ["c", "d"]]``), as mu-ARGUS: each
     group microaggregated independently with its own partition; the release combines them
-    and is checked group by group (k-anonymity on each group's own columns)."""
+    and is checked group by group (k-anonymity on each group's own columns). Records that
+    the combination of the groups singles out are counted in ``info["across_groups"]`` and,
+    with ``warn_across``, named in a ``DisclosureRiskWarning`` (a per-variable method such as
+    ``onedims`` is per-variable by definition, which its report states: no warning)."""
     if _is_dask_frame(frame):
         raise InvalidInputError("groups of variables need a pandas DataFrame or an array; compute() the Dask "
                                 "DataFrame first.")
@@ -314,7 +317,7 @@ def _microaggregate_groups(frame: Any, k: int, groups: list, started: float, *, 
             "labels": r.labels.tolist(),
         })
     across = across_groups(released, k, flat)
-    if across["records_below_k"]:
+    if across["records_below_k"] and warn_across:
         warnings.warn(across_groups_message(across, k), DisclosureRiskWarning, stacklevel=3)
     lower_il = gap = None
     if all(r.lower_bound is not None for r in results):
@@ -365,7 +368,7 @@ def _microaggregate_per_variable(frame: Any, k: int, variables: Any, groups: lis
         warnings.warn(_pipeline.constant_column_message(ds.variables[j], ds.X[:, j]), ConstantColumnWarning,
                       stacklevel=3)
     res = _microaggregate_groups(frame, k, [[v] for v, c in zip(ds.variables, constant) if not c], started,
-                                 **kwargs)
+                                 warn_across=False, **kwargs)
     res.info["labels_are_of"] = "the first variable"
     res.variables = list(ds.variables)  # constant columns too: chosen, released unchanged
     res.settings["variables"] = list(ds.variables)

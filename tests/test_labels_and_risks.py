@@ -249,3 +249,13 @@ def test_one_group_has_no_across_groups_line():
     res = microaggregate(frame, 3, method="mdav", rng=0)
     assert "across_groups" not in res.info
     assert all(h["key"] != "across_groups" for h in report(res).headline())
+
+
+def test_a_per_variable_method_counts_records_across_columns_without_a_warning():
+    """onedims is per-variable by definition (its report says "per variable only"): the
+    records its columns single out together are counted, and no warning repeats it."""
+    frame = _frame(list("abc"), n=60)
+    with warnings.catch_warnings():
+        warnings.simplefilter("error", DisclosureRiskWarning)
+        res = microaggregate(frame, 3, method="onedims")
+    assert res.info["across_groups"]["records_below_k"] == _rows_below(res.data, list("abc"), 3) > 0
