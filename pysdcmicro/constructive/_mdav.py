@@ -154,14 +154,16 @@ def _compiled_for(Z: np.ndarray, deadline=None):
     """The compiled kernels when they should run on ``Z``, else None (see _COMPILED_MIN_WORK).
     Under a time limit (``deadline``), small inputs take the numpy rounds until the compiled
     ones are loaded in this process (loading them from the cache takes tenths of a second).
-    Without a limit too: importing numba and loading the kernels from the disk cache costs
-    more than the numpy rounds take on a small input."""
-    if Z.shape[0] == 0 or Z.shape[1] == 0:
+    Without a limit, small inputs take them when numba's disk cache has them: the first call
+    in a process pays the loading once, and every later call (a session calling MDAV again
+    and again, as from R) runs several times faster than the numpy rounds."""
+    nb = _kernels()
+    if nb is None or Z.shape[0] == 0 or Z.shape[1] == 0:
         return None
-    if Z.size < _COMPILED_MIN_WORK:
-        nb = _NB or None  # only when already imported: a small input never imports numba
-        return nb if nb is not None and nb.mdav_rounds.signatures else None
-    return _kernels()
+    if deadline is not None and deadline.limited and Z.size < _COMPILED_MIN_WORK \
+            and not nb.mdav_rounds.signatures:
+        return None
+    return nb if Z.size >= _COMPILED_MIN_WORK or nb.warm() else None
 
 
 def mdav_labels(Z: np.ndarray, k: int, *, order: list | None = None, stop=None, deadline=None) -> np.ndarray:

@@ -305,18 +305,14 @@ def test_screened_rounds_equal_the_rounds_before_screening():
 
 
 @_needs_numba
-def test_small_inputs_take_the_compiled_rounds_only_once_compiled_in_this_process(monkeypatch):
-    """A small input never imports numba nor loads the kernels from the disk cache (that
-    costs more than the numpy rounds); once this process has them it uses them."""
+def test_small_inputs_take_the_compiled_rounds_only_once_compiled(monkeypatch):
+    nb = _mdav_mod._kernels()
     Z = np.zeros((50, 2))
-    monkeypatch.setattr(_mdav_mod, "_NB", None)
-    assert _mdav_mod._compiled_for(Z) is None and _mdav_mod._NB is None  # nothing imported
-    nb = _mdav_mod._compiled_for(np.zeros((_mdav_mod._COMPILED_MIN_WORK, 1)))
-    if nb is None:
-        pytest.skip("numba is not installed")
-    assert _mdav_mod._NB is nb
-    mdav_labels(np.random.default_rng(0).normal(size=(_mdav_mod._COMPILED_MIN_WORK // 2, 2)), 3)
-    assert nb.mdav_rounds.signatures and _mdav_mod._compiled_for(Z) is nb
+    monkeypatch.setattr(nb, "warm", lambda: False)
+    assert _mdav_mod._compiled_for(Z) is None
+    assert _mdav_mod._compiled_for(np.zeros((_mdav_mod._COMPILED_MIN_WORK, 1))) is nb
+    monkeypatch.setattr(nb, "warm", lambda: True)
+    assert _mdav_mod._compiled_for(Z) is nb
 
 
 def test_numpy_fallback_without_numba(monkeypatch):
