@@ -13,7 +13,7 @@ from __future__ import annotations
 import importlib
 from typing import Any
 
-__all__ = ["kernels_for", "cold_kernels", "announce", "COMPILING"]
+__all__ = ["cached", "kernels_for", "cold_kernels", "announce", "COMPILING"]
 
 #: The stage the progress line shows while kernels are compiled.
 COMPILING = "compiling numba kernels (first run on this install; later runs load them from the cache)"
@@ -56,13 +56,20 @@ def _numba_installed() -> bool:
         return False
 
 
-def _cold(fn: Any) -> bool:
+def cached(fn: Any, *, unknown: bool = False) -> bool:
+    """Whether calling the numba function ``fn`` costs no compilation: compiled in this
+    process already, or numba's disk cache holds it (its index for ``fn``'s source file).
+    ``unknown`` is the answer when numba's internals cannot be read."""
     if getattr(fn, "signatures", None):
-        return False
+        return True
     try:
-        return not fn._cache._cache_file._load_index()
-    except Exception:  # numba internals moved, or no cache: cannot tell, say nothing
-        return False
+        return bool(fn._cache._cache_file._load_index())
+    except Exception:  # numba internals moved, or no cache object
+        return unknown
+
+
+def _cold(fn: Any) -> bool:
+    return not cached(fn, unknown=True)  # cannot tell: say nothing
 
 
 def cold_kernels(families: tuple[str, ...]) -> list[str]:

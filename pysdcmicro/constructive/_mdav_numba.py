@@ -47,6 +47,8 @@ from __future__ import annotations
 import numpy as np
 from numba import njit
 
+from .._compile import cached
+
 __all__ = ["mdav_rounds", "prepare", "warm"]
 
 _B = 256        # records per screening block
@@ -57,12 +59,7 @@ _REPIVOT = 96   # evaluations in one round that make the next round re-pivot
 def warm() -> bool:
     """True when calling :func:`mdav_rounds` costs no compilation: compiled in this process
     already, or a current on-disk cache (numba's index for this source file) exists."""
-    if mdav_rounds.signatures:
-        return True
-    try:
-        return bool(mdav_rounds._cache._cache_file._load_index())
-    except Exception:  # pragma: no cover  (numba internals moved: treat as cold)
-        return False
+    return cached(mdav_rounds)
 
 
 def prepare(X: np.ndarray):

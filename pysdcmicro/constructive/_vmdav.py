@@ -44,6 +44,7 @@ from __future__ import annotations
 
 import numpy as np
 
+from .._compile import cached
 from .._context import Context
 from .._registry import register_method
 from .._result import Solution
@@ -268,7 +269,7 @@ def _screening_kernels(Z):
         from . import _vmdav_numba as vnb
 
         rounds = vnb.vmdav_rounds
-        return nb if rounds.signatures or bool(rounds._cache._cache_file._load_index()) else None
+        return nb if cached(rounds) else None
     except Exception:  # pragma: no cover
         return None
 

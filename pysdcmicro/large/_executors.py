@@ -20,6 +20,7 @@ from typing import Any, Callable
 
 from .._errors import InvalidInputError, InvalidTypeError
 
+from .._compile import cached
 __all__ = ["make_executor", "available_cores", "SerialExecutor", "ProcessExecutor", "DaskExecutor"]
 
 
@@ -231,10 +232,7 @@ def _load_cached_kernels() -> None:
 
 def _cached(dispatcher) -> bool:
     """Whether a numba function is compiled in this process or in numba's on-disk cache."""
-    try:
-        return bool(dispatcher.signatures) or bool(dispatcher._cache._cache_file._load_index())
-    except Exception:  # pragma: no cover  (numba internals moved: treat as not cached)
-        return False
+    return cached(dispatcher)
 
 
 class SerialExecutor:

@@ -10,6 +10,8 @@ import sys
 
 import numpy as np
 
+from .._compile import cached
+
 __all__ = ["branch_and_bound_anchor"]
 
 
@@ -26,13 +28,8 @@ IMPORT_MIN_SECONDS = 10.0
 
 
 def _warm(fn) -> bool:
-    """True when calling the compiled ``fn`` costs no compilation (see ``_mdav_numba.warm``)."""
-    if fn.signatures:
-        return True
-    try:
-        return bool(fn._cache._cache_file._load_index())
-    except Exception:  # pragma: no cover  (numba internals moved: treat as cold)
-        return False
+    """True when calling the compiled ``fn`` costs no compilation (unknown: treat as cold)."""
+    return cached(fn)
 
 
 def _bb_kernel(points: bool = False, deadline=None, cuts: bool = False):

@@ -20,6 +20,7 @@ from typing import Any
 
 import numpy as np
 
+from .._compile import cached
 from .._context import Context
 from .._registry import register_method
 from .._result import Solution
@@ -120,10 +121,7 @@ def _load_grouping(Z: np.ndarray, k: int, ctx: Context, circular: bool = False, 
 
 def _loadable(dispatcher) -> bool:
     """Whether a numba function is compiled in this process or in numba's on-disk cache."""
-    try:
-        return bool(dispatcher.signatures) or bool(dispatcher._cache._cache_file._load_index())
-    except Exception:  # numba internals moved: say nothing
-        return True
+    return cached(dispatcher, unknown=True)  # cannot tell: say nothing
 
 
 def _one_group(Z: np.ndarray) -> Solution:
