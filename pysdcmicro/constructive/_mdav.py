@@ -330,7 +330,7 @@ def _rounds_in_thread(nb, args, k: int, deadline) -> tuple[np.ndarray, str]:
     import time
 
     n = args[0].shape[0]
-    labels = np.empty(n, dtype=np.int64)
+    labels = np.full(n, -1, dtype=np.int64)  # "not grouped" until the rounds say otherwise
     flag = np.zeros(1, dtype=np.int64)
     errors: list = []
 
@@ -358,7 +358,9 @@ def _rounds_in_thread(nb, args, k: int, deadline) -> tuple[np.ndarray, str]:
     except KeyboardInterrupt:
         flag[0] = 1
         why = "interrupted (Ctrl-C)"
-        t.join()
+        t.join(_LEAVE_AFTER)
+        if t.is_alive():  # still loading or compiling the kernels: leave it, nothing grouped
+            return np.full(n, -1, dtype=np.int64), why
     if errors:  # pragma: no cover
         raise errors[0]
     return labels, why

@@ -362,7 +362,7 @@ def _two_swap(Z, labels, k, ctx) -> Solution:
 def _baseline(Z, k, ctx, two_swap: bool = True) -> tuple[np.ndarray, np.ndarray, float]:
     """MDAV and MDAV + two-swap (MDAV alone with ``two_swap=False``): (mdav labels, baseline
     labels, baseline SSE)."""
-    m = mdav_labels(Z, k, deadline=ctx.deadline if ctx.deadline.limited else None)
+    m = mdav_labels(Z, k)
     ctx.offer(m, sse(Z, m))
     ctx.report(stage="mdav", sse=sse(Z, m))
     if not two_swap:
@@ -1191,7 +1191,7 @@ def _light(Z, k, ctx, info) -> Solution:
 
     t = time.monotonic()
     if compiled_available():
-        m = mdav_labels(Z, k, deadline=ctx.deadline if ctx.deadline.limited else None)
+        m = mdav_labels(Z, k)
         ctx.offer(m, sse(Z, m))
         sol = batch_local_search(Z, m, k, ctx.child(stage="local search"))
         base = sol.labels if sse(Z, sol.labels) <= sse(Z, m) else m

@@ -322,3 +322,27 @@ def test_numpy_fallback_without_numba(monkeypatch):
     monkeypatch.setattr(_mdav_mod, "_NB", False)
     assert _mdav_mod._kernels() is None
     assert np.array_equal(mdav_labels(Z, 3), want)
+
+
+def test_ctrl_c_while_the_compiled_rounds_still_load_leaves_every_record_ungrouped():
+    """A Ctrl-C that comes while the rounds' thread is still loading (or compiling) the
+    kernels: the records are reported as not grouped (-1), never as the thread's unwritten
+    memory, and the caller does not wait for the loading to end."""
+    import _thread
+    import threading
+    import time
+    import types
+
+    from pysdcmicro._context import Context
+
+    def slow_rounds(*args):
+        time.sleep(1.0)  # the kernels still loading: labels not written yet
+
+    fake = types.SimpleNamespace(mdav_rounds=slow_rounds)
+    args = (np.zeros((40, 2)),)
+    timer = threading.Timer(0.2, _thread.interrupt_main)
+    timer.start()
+    started = time.monotonic()
+    labels, why = _mdav_mod._rounds_in_thread(fake, args, 3, Context(0, time_limit=60).deadline)
+    assert why == "interrupted (Ctrl-C)" and (labels == -1).all()
+    assert time.monotonic() - started < 1.0
