@@ -41,3 +41,75 @@ def test_warm_kernels_say_nothing(monkeypatch):
     microaggregate(make_synthetic(60, 3, rng=1), 3, method="auto", progress=events.append)
     assert _compile.COMPILING not in [e.stage for e in events]
     assert np.isfinite(events[-1].elapsed)
+
+
+# ---------------------------------------------------------------- the written-out sorts
+
+from hypothesis import given, settings  # noqa: E402
+from hypothesis import strategies as st  # noqa: E402
+
+from pysdcmicro import _select  # noqa: E402
+
+_values = st.lists(st.one_of(st.integers(-3, 3).map(float), st.floats(-1e6, 1e6, allow_nan=False)),
+                   min_size=1, max_size=200)
+
+
+@settings(max_examples=200, deadline=None)
+@given(_values, st.data())
+def test_kth_smallest_is_the_partition_order_statistic(values, data):
+    v = np.array(values)
+    n = data.draw(st.integers(1, v.size))
+    kth = data.draw(st.integers(1, n))
+    want = np.partition(v[:n], kth - 1)[kth - 1]
+    assert _select.kth_smallest(v, n, kth) == want
+    assert getattr(_select.kth_smallest, "py_func", _select.kth_smallest)(v, n, kth) == want
+    assert (v == np.array(values)).all()  # the input is not reordered
+
+
+@settings(max_examples=200, deadline=None)
+@given(_values, st.data())
+def test_stable_argsort_is_numpys_mergesort(values, data):
+    v = np.array(values)
+    n = data.draw(st.integers(0, v.size))
+    want = np.argsort(v[:n], kind="mergesort")
+    assert (_select.stable_argsort(v, n) == want).all()
+    assert (getattr(_select.stable_argsort, "py_func", _select.stable_argsort)(v, n) == want).all()
+
+
+_LITERALS = """
+import sys
+import numpy as np
+from pysdcmicro import microaggregate
+from pysdcmicro.datasets import make_synthetic
+from pysdcmicro.large import microaggregate_blocked
+
+X = make_synthetic(12000, 10, rng=2)
+microaggregate(X[:3000], 3, method="icsm")
+microaggregate(X, 3, method="mdav")  # 12000 x 10: the compiled rounds
+microaggregate_blocked(X, 3, n_jobs=1)
+for name, module in list(sys.modules.items()):
+    if name.startswith("pysdcmicro") and (name.endswith("_numba") or name.endswith("_select")):
+        for attr, fn in vars(module).items():
+            for sig in getattr(fn, "signatures", None) or ():
+                if any("Literal" in str(t) for t in sig):
+                    print(f"{name}.{attr}{sig}")
+"""
+
+
+@pytest.mark.slow
+@pytest.mark.subprocess
+def test_no_kernel_compiles_a_literal_specialization(tmp_path):
+    """A counter that starts at 0 and is passed to another kernel makes numba compile that
+    kernel twice (for ``Literal[int](0)`` and for int64): seconds more on a fresh install.
+    Compiled here from an empty cache (MDAV's rounds, the repair sweeps, ICSM), since
+    kernels loaded from a cache show only the signature a call asks for."""
+    pytest.importorskip("numba")
+    import os
+    import subprocess
+    import sys
+
+    env = {**os.environ, "NUMBA_CACHE_DIR": str(tmp_path)}
+    env.pop("PYSDCMICRO_NO_NUMBA", None)
+    out = subprocess.run([sys.executable, "-c", _LITERALS], env=env, capture_output=True, text=True, timeout=600)
+    assert out.returncode == 0, out.stderr[-2000:]
+    assert out.stdout == ""

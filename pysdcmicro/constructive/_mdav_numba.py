@@ -48,6 +48,8 @@ import numpy as np
 from numba import njit
 
 from .._compile import cached
+from .._select import kth_smallest as _kth_smallest
+from .._select import stable_argsort
 
 __all__ = ["mdav_rounds", "prepare", "warm"]
 
@@ -161,7 +163,7 @@ def _farthest(X, act, vals, bmax, nb, m, y, shift, scale2, E2, G, fi, fv):
                 fi[cnt] = i
                 fv[cnt] = _dist32(X, i, y)
                 cnt += 1
-    return _pick_farthest(fi, fv, cnt)
+    return _pick_farthest(fi, fv, np.int64(cnt))
 
 
 @njit(cache=True, nogil=True)
@@ -248,7 +250,7 @@ def _nearest(X, act, vals, bmin, nb, m, k, y, scale2, E2, G, b32, ev, ei, ea, fi
 
 
 @njit(cache=True, nogil=True)
-def _take(X, act, slot, XT32, n32, m, ev, ei, cnt, labels, dead, g, total, gs):
+def _take(X, act, slot, XT32, n32, m, ev, ei, cnt, labels, dead, np.int64(g), total, gs):
     """Group the records ``ei[:cnt]``: labels, their sum (in ascending value, lowest index
     first on ties: the numpy rounds' order) off the total, their slots freed by moving the
     last remaining record in. Returns the new number of remaining records."""
@@ -307,7 +309,7 @@ def _pivot(X, act, m, c, top_i, top_d):
     if T == m:
         thr = -np.inf
     else:
-        thr = -np.partition(-D, T - 1)[T - 1]
+        thr = -_kth_smallest(-D, m, T)
     cnt = 0
     rest = 0.0
     for a in range(m):
@@ -318,11 +320,15 @@ def _pivot(X, act, m, c, top_i, top_d):
             cnt += 1
         elif v > rest:
             rest = v
-    o = np.argsort(-top_d[:cnt], kind="mergesort")
-    ti = top_i[:cnt][o].copy()
-    td = top_d[:cnt][o].copy()
-    top_i[:cnt] = ti
-    top_d[:cnt] = td
+    o = stable_argsort(-top_d[:cnt], np.int64(cnt))  # np.int64: no second compilation for a literal 0
+    ti = np.empty(cnt, dtype=top_i.dtype)
+    td = np.empty(cnt)
+    for q in range(cnt):  # explicit loops: numba's fancy indexing costs seconds to compile
+        ti[q] = top_i[o[q]]
+        td[q] = top_d[o[q]]
+    for q in range(cnt):
+        top_i[q] = ti[q]
+        top_d[q] = td[q]
     return cnt, rest
 
 
@@ -417,7 +423,7 @@ def mdav_rounds(X, norms, XT32, n32, scale2, E, k, labels, stop_flag):
             bound = rest + delta
             concluded = evals > 0 and (bound * bound + tol) * (1.0 + G) < best
         if concluded:
-            r = _pick_farthest(fi, fv, evals)
+            r = _pick_farthest(fi, fv, np.int64(evals))
             if evals > _REPIVOT:
                 need_pivot = True
         else:  # the list did not decide: a screened pass, and a new pivot next round
@@ -435,7 +441,7 @@ def mdav_rounds(X, norms, XT32, n32, scale2, E, k, labels, stop_flag):
         nb = _screen(XT32, n32, m, y32, np.float32(xx * scale2), vals, bmin, bmax)
         s = _farthest(X, act, vals, bmax, nb, m, X[r], 0.0, scale2, E2, G, fi, fv) if three else -1
         cnt = _nearest(X, act, vals, bmin, nb, m, k, X[r], scale2, E2, G, b32, ev, ei, ea, fi, fv)
-        m = _take(X, act, slot, XT32, n32, m, ev, ei, cnt, labels, dead, g, total, gs)
+        m = _take(X, act, slot, XT32, n32, m, ev, ei, cnt, labels, dead, np.int64(g), total, gs)
         g += 1
         if three:
             yy = 0.0
@@ -445,7 +451,7 @@ def mdav_rounds(X, norms, XT32, n32, scale2, E, k, labels, stop_flag):
                 y32[t] = XT32[t, slot[s]]
             nb = _screen(XT32, n32, m, y32, np.float32(yy * scale2), vals, bmin, bmax)
             cnt = _nearest(X, act, vals, bmin, nb, m, k, X[s], scale2, E2, G, b32, ev, ei, ea, fi, fv)
-            m = _take(X, act, slot, XT32, n32, m, ev, ei, cnt, labels, dead, g, total, gs)
+            m = _take(X, act, slot, XT32, n32, m, ev, ei, cnt, labels, dead, np.int64(g), total, gs)
             g += 1
         if m and 4 * (na - m) > na:  # recount the total in record order
             na = m

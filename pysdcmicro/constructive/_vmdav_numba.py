@@ -39,6 +39,8 @@ from __future__ import annotations
 import numpy as np
 from numba import njit, prange
 
+from .._select import kth_smallest as _kth_smallest
+from .._select import stable_argsort
 from ._mdav_numba import _B, _group_block, _screen, kth_smallest, remove_records_tracked
 
 __all__ = ["vmdav_rounds"]
@@ -103,7 +105,11 @@ def _at_most(vals, bmin, nb, m, lim, act, out):
                 out[c] = act[a]
                 c += 1
     if c > 1:
-        out[:c] = np.sort(out[:c])
+        o = stable_argsort(out, np.int64(c))  # np.int64: no second compilation for a literal 0
+        tmp = np.empty(c, dtype=out.dtype)
+        for q in range(c):
+            tmp[q] = out[o[q]]
+        out[:c] = tmp
     return c
 
 
@@ -175,7 +181,7 @@ def vmdav_rounds(X, sqn, XT32, n32, scale2, E, k, g2, extend, seeds, labels, act
         for q in range(nc):
             i = buf[q]
             ex[q] = -1.0 if i == e else _sqd(X, i, X, e)
-        order = np.argsort(ex, kind="mergesort")  # buf ascending: ties by lowest record
+        order = stable_argsort(ex, np.int64(nc))  # buf ascending: ties by lowest record
         rad2 = 0.0
         for q in range(k):
             i = buf[order[q]]
@@ -417,8 +423,7 @@ def _seed_pass_par(XT32, n32, m, y32, a32, vals, bmin, bmax, kk, E2, nt, tops, t
         for q in range(tcnt[t]):
             allv[c] = tops[t, q]
             c += 1
-    allv.sort()
-    return np.float64(allv[kk - 1])
+    return np.float64(_kth_smallest(allv, tot, kk))
 
 
 @njit(cache=True, nogil=True, parallel=True)

@@ -224,7 +224,7 @@ def _dissolve_pass(Z, labels, max_size, nb, members, count, where, size, sums, C
             stamp[b] = clock
             for j in range(d):
                 sums[b, j] += Z[x, j]
-            _set_centroid(sums, size, C, b, d)
+            _set_centroid(sums, size, C, np.int64(b), d)
         count[a] = 0
         size[a] = 0
         stamp[a] = clock
@@ -365,8 +365,8 @@ def sweeps(Z, labels, k, max_size, nb, max_sweeps, rel_tol, members, count, wher
             dver[x] = -1
             stamp[a] = clock
             stamp[b] = clock
-            _set_centroid(sums, size, C, a, d)
-            _set_centroid(sums, size, C, b, d)
+            _set_centroid(sums, size, C, np.int64(a), d)
+            _set_centroid(sums, size, C, np.int64(b), d)
             change += best
         done = sweep + 1
         total_change += change

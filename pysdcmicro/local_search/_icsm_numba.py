@@ -25,6 +25,8 @@ import os
 
 import numpy as np
 
+from .._select import stable_argsort
+
 if os.environ.get("PYSDCMICRO_NO_NUMBA"):
     def njit(*args, **kwargs):
         """No compilation: the functions run as plain Python (same arithmetic)."""
@@ -55,16 +57,23 @@ def _d2(U, i, V, j, d):
 @njit(cache=True, nogil=True)
 def _compress(vals, a, b, kinds, m, keep):
     """Keep the ``keep`` smallest of the first ``m`` entries (in place); returns the count."""
-    idx = np.argsort(vals[:m], kind="mergesort")[:keep]
-    v2 = vals[idx].copy()
-    a2 = a[idx].copy()
-    b2 = b[idx].copy()
-    k2 = kinds[idx].copy()
-    c = idx.size
-    vals[:c] = v2
-    a[:c] = a2
-    b[:c] = b2
-    kinds[:c] = k2
+    idx = stable_argsort(vals, m)
+    c = min(keep, m)
+    v2 = np.empty(c, dtype=vals.dtype)
+    a2 = np.empty(c, dtype=a.dtype)
+    b2 = np.empty(c, dtype=b.dtype)
+    k2 = np.empty(c, dtype=kinds.dtype)
+    for q in range(c):  # explicit loops: numba's fancy indexing costs seconds to compile
+        j = idx[q]
+        v2[q] = vals[j]
+        a2[q] = a[j]
+        b2[q] = b[j]
+        k2[q] = kinds[j]
+    for q in range(c):
+        vals[q] = v2[q]
+        a[q] = a2[q]
+        b[q] = b2[q]
+        kinds[q] = k2[q]
     return c
 
 
@@ -118,7 +127,7 @@ def pool_moves(Z, labels, sizes, cent, own, order, starts, nb, k, max_size, tol,
                     evaluated += 1
                     if delta < -tol:
                         if m == cap:
-                            m = _compress(vals, ra, rb, kinds, m, pool_size)
+                            m = _compress(vals, ra, rb, kinds, np.int64(m), pool_size)
                         vals[m] = delta
                         ra[m] = y
                         rb[m] = A
@@ -132,7 +141,7 @@ def pool_moves(Z, labels, sizes, cent, own, order, starts, nb, k, max_size, tol,
                     evaluated += 1
                     if delta < -tol:
                         if m == cap:
-                            m = _compress(vals, ra, rb, kinds, m, pool_size)
+                            m = _compress(vals, ra, rb, kinds, np.int64(m), pool_size)
                         vals[m] = delta
                         ra[m] = x
                         rb[m] = B
@@ -145,14 +154,14 @@ def pool_moves(Z, labels, sizes, cent, own, order, starts, nb, k, max_size, tol,
                     evaluated += 1
                     if delta < -tol:
                         if m == cap:
-                            m = _compress(vals, ra, rb, kinds, m, pool_size)
+                            m = _compress(vals, ra, rb, kinds, np.int64(m), pool_size)
                         vals[m] = delta
                         ra[m] = min(x, y)
                         rb[m] = max(x, y)
                         kinds[m] = 0
                         m += 1
     if m > pool_size:
-        m = _compress(vals, ra, rb, kinds, m, pool_size)
+        m = _compress(vals, ra, rb, kinds, np.int64(m), pool_size)
     counters[0] += evaluated
     return vals[:m].copy(), ra[:m].copy(), rb[:m].copy(), kinds[:m].copy()
 
