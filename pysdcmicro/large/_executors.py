@@ -89,11 +89,18 @@ class _sigint_blocked:
             _signal.pthread_sigmask(_signal.SIG_UNBLOCK, {_signal.SIGINT})
 
 
-def _worker_init() -> None:
+_TURNS: Any = None  # in a worker: the pool's counter of compile turns (see _compile_share)
+
+
+def _worker_init(turns: Any = None) -> None:
     """Worker processes ignore SIGINT: Ctrl-C in a terminal reaches the whole process group,
     and only the parent decides what to do (it stops the workers and keeps what it has), so
-    no worker prints a KeyboardInterrupt traceback."""
+    no worker prints a KeyboardInterrupt traceback. ``turns`` is the pool's shared counter
+    for :func:`_compile_share`."""
     import signal
+
+    global _TURNS
+    _TURNS = turns
 
     try:
         signal.signal(signal.SIGINT, signal.SIG_IGN)
@@ -202,8 +209,51 @@ def start_workers(pool: Any, count: int, fn: Callable, hide_main: bool = True) -
 def _warm_up() -> int:
     from . import _tasks  # noqa: F401  (imports numpy and pysdcmicro in the worker)
 
+    if _TURNS is not None:
+        _compile_share(_TURNS)
     _load_cached_kernels()
     return os.getpid()
+
+
+#: The kernel families of the blocked path, in the order the workers take them to compile.
+_BLOCKED_FAMILIES = ("mdav", "blocked")
+
+
+def _compile_share(turns: Any) -> None:
+    """On a fresh install, compile one of the blocked path's cold kernel families in this
+    worker: the workers take them in turn (``turns``, a shared counter), so each family is
+    compiled once, in parallel across the workers, instead of by every worker one after the
+    other; the other workers then load it from numba's disk cache. A worker left without a
+    family compiles nothing. Compiling is slow (seconds per family) but gives the same
+    machine code as a compilation inside the first task."""
+    try:
+        from .. import _compile
+
+        cold = [f for f in _BLOCKED_FAMILIES if _compile.cold_kernels((f,))]
+        if not cold:
+            return
+        with turns.get_lock():
+            mine = turns.value
+            turns.value += 1
+        if mine >= len(cold):
+            return
+        import numpy as np
+
+        Z = np.random.default_rng(0).standard_normal((24, 2))
+        if cold[mine] == "mdav":
+            from ..constructive import _mdav
+
+            nb = _mdav._kernels()
+            if nb is not None:
+                _mdav._compiled_labels(nb, Z, 2)
+        else:
+            from .._context import Context
+            from . import _local
+
+            if _local._kernels() is not None:
+                _local.batch_local_search(Z, np.arange(24) // 3, 3, Context(0))
+    except Exception:  # pragma: no cover  (a warm-up never stops a worker)
+        pass
 
 
 def _load_cached_kernels() -> None:
@@ -285,8 +335,9 @@ class ProcessExecutor:
             from concurrent.futures import ProcessPoolExecutor, wait
 
             with _worker_environment():
-                pool = ProcessPoolExecutor(max_workers=self.workers, mp_context=multiprocessing.get_context("spawn"),
-                                           initializer=_worker_init)
+                spawn = multiprocessing.get_context("spawn")
+                pool = ProcessPoolExecutor(max_workers=self.workers, mp_context=spawn, initializer=_worker_init,
+                                           initargs=(spawn.Value("i", 0),))
                 try:
                     # every worker now, while their environment is set (spawned lazily otherwise)
                     started = start_workers(pool, self.workers, _warm_up, hide_main=not with_main)
