@@ -43,6 +43,17 @@ def test_warm_kernels_say_nothing(monkeypatch):
     assert np.isfinite(events[-1].elapsed)
 
 
+
+@pytest.mark.parametrize("module", sorted({m for m, _ in _compile._MODULES.values()}
+                                          | {"pysdcmicro.constructive._vmdav_numba", "pysdcmicro._select"}))
+def test_every_kernel_module_imports_with_numba(module):
+    """The callers fall back to plain numpy when a kernel module cannot be imported (numba
+    missing), so a broken kernel module would otherwise only show as a slower run."""
+    pytest.importorskip("numba")
+    import importlib
+
+    importlib.import_module(module)
+
 # ---------------------------------------------------------------- the written-out sorts
 
 from hypothesis import given, settings  # noqa: E402

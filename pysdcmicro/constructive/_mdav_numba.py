@@ -250,7 +250,7 @@ def _nearest(X, act, vals, bmin, nb, m, k, y, scale2, E2, G, b32, ev, ei, ea, fi
 
 
 @njit(cache=True, nogil=True)
-def _take(X, act, slot, XT32, n32, m, ev, ei, cnt, labels, dead, np.int64(g), total, gs):
+def _take(X, act, slot, XT32, n32, m, ev, ei, cnt, labels, dead, g, total, gs):
     """Group the records ``ei[:cnt]``: labels, their sum (in ascending value, lowest index
     first on ties: the numpy rounds' order) off the total, their slots freed by moving the
     last remaining record in. Returns the new number of remaining records."""
