@@ -54,7 +54,6 @@ from __future__ import annotations
 import time
 
 import numpy as np
-from scipy.spatial import cKDTree
 
 from .._context import Context
 from .._errors import InvalidInputError
@@ -99,6 +98,8 @@ def nearest_records(Z: np.ndarray, m: int = TOUR_NEIGHBOURS) -> np.ndarray:
     out = np.full((n, m), -1, dtype=np.int64)
     if m == 0:
         return out
+    from scipy.spatial import cKDTree
+
     _, idx = cKDTree(Z).query(Z, k=m + 1, workers=-1)
     idx = np.asarray(idx, dtype=np.int64).reshape(n, m + 1)
     # drop each record itself (not always first when it has duplicates)

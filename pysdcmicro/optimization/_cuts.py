@@ -28,14 +28,17 @@ from __future__ import annotations
 import math
 import time
 from itertools import combinations
+from typing import TYPE_CHECKING
 
 import numpy as np
-from scipy import sparse
 
 from ._master import ColumnPool, group_cost
 from ._anchored_pricing import CutRows, anchored_pricing
 from ._branch_and_bound import _bb_kernel
 from ._lagrangian import anchor_lagrangian_bound, lagrangian_bound
+
+if TYPE_CHECKING:
+    from scipy import sparse
 
 __all__ = ["separate_triples", "CutMaster", "cut_phase"]
 
@@ -94,6 +97,8 @@ class CutMaster:
 
     def coefficients(self) -> sparse.csr_matrix:
         """``a_TC = floor(|C cap T| / 2)`` (cuts x columns)."""
+        from scipy import sparse
+
         n = self.pool.n
         T = np.asarray(self.triples, dtype=np.int64).reshape(-1, 3)
         S = sparse.csr_matrix((np.ones(T.size), T.ravel(), np.arange(0, T.size + 1, 3)),

@@ -8,10 +8,14 @@ re-solves; the default).
 
 from __future__ import annotations
 
+from typing import TYPE_CHECKING
+
 import numpy as np
-from scipy import sparse
 
 from .. import _ortools
+
+if TYPE_CHECKING:  # scipy.sparse is imported where it is used: it costs tenths of a second to import
+    from scipy import sparse
 
 __all__ = ["ColumnPool", "make_master", "group_cost"]
 
@@ -59,6 +63,8 @@ class ColumnPool:
         self._index = {m.tobytes(): i for i, m in enumerate(self.members)}
 
     def matrix(self, start: int = 0) -> sparse.csc_matrix:
+        from scipy import sparse
+
         cols = self.members[start:]
         if not cols:
             return sparse.csc_matrix((self.n, 0))
@@ -90,6 +96,7 @@ class _HighsMaster:
         self._blocks, self._count = [], 0
 
     def solve(self, time_limit: float | None = None) -> dict:
+        from scipy import sparse
         from scipy.optimize import linprog
 
         self.sync()
