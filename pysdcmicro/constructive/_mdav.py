@@ -150,20 +150,33 @@ def _kernels():
     return _NB or None
 
 
+#: Calls on small inputs so far in this process (see :func:`_compiled_for`).
+_SMALL_CALLS = 0
+
+
 def _compiled_for(Z: np.ndarray, deadline=None):
     """The compiled kernels when they should run on ``Z``, else None (see _COMPILED_MIN_WORK).
-    Under a time limit (``deadline``), small inputs take the numpy rounds until the compiled
-    ones are loaded in this process (loading them from the cache takes tenths of a second).
-    Without a limit, small inputs take them when numba's disk cache has them: the first call
-    in a process pays the loading once, and every later call (a session calling MDAV again
-    and again, as from R) runs several times faster than the numpy rounds."""
+
+    Small inputs take the compiled rounds once they are loaded in this process. Loading them
+    from numba's disk cache costs about half a second in a process that has not used numba
+    yet (numba sets up its compiler the first time), against tens of milliseconds for the
+    numpy rounds on Tarragona or EIA. So the first small call in a process takes the numpy
+    rounds, and the second loads the compiled ones when the disk cache has them: a session
+    that calls MDAV again and again (as from R) runs every later call several times faster,
+    and a single call (a script, a first call from R) is not slowed. Under a time limit
+    (``deadline``) small inputs take the numpy rounds until the compiled ones are loaded."""
+    global _SMALL_CALLS
+    if Z.shape[0] == 0 or Z.shape[1] == 0:
+        return None
+    small = Z.size < _COMPILED_MIN_WORK
+    if small and not (_NB and _NB.mdav_rounds.signatures):  # not loaded in this process
+        _SMALL_CALLS += 1
+        if _SMALL_CALLS == 1 or (deadline is not None and deadline.limited):
+            return None  # numba not even imported
     nb = _kernels()
-    if nb is None or Z.shape[0] == 0 or Z.shape[1] == 0:
+    if nb is None:
         return None
-    if deadline is not None and deadline.limited and Z.size < _COMPILED_MIN_WORK \
-            and not nb.mdav_rounds.signatures:
-        return None
-    return nb if Z.size >= _COMPILED_MIN_WORK or nb.warm() else None
+    return nb if not small or nb.mdav_rounds.signatures or nb.warm() else None
 
 
 def mdav_labels(Z: np.ndarray, k: int, *, order: list | None = None, stop=None, deadline=None) -> np.ndarray:

@@ -62,8 +62,17 @@ from .._result import Solution
 from .._validation import check_choice, check_positive_int
 from ..constructive._mdav import mdav_labels
 from ..univariate._hansen_mukherjee import circular_runs
-from . import _icsm_numba as _kernels
 from ._state import Partition, tolerance
+
+
+def _kernels():
+    """The compiled inner loops (:mod:`._icsm_numba`), imported at first use: importing
+    numba costs tenths of a second, which a call that runs no ICSM (a first MDAV from R)
+    need not pay."""
+    from . import _icsm_numba
+
+    return _icsm_numba
+
 
 #: Groups (nearest by centroid) whose exchanges and migrations with a group SimpleHeuristic
 #: evaluates.
@@ -158,7 +167,7 @@ def partition_tour(P: Partition, index: tuple | None = None, counters: np.ndarra
     entry = int(np.argmax(np.einsum("ij,ij->i", diff, diff)))
     order, starts = P.csr()
     counters = np.zeros(1, dtype=np.int64) if counters is None else counters
-    return _kernels.npn_tour(Z, P.labels, order, starts, pt, pstarts, porder, knn, entry, counters)
+    return _kernels().npn_tour(Z, P.labels, order, starts, pt, pstarts, porder, knn, entry, counters)
 
 
 def tour_to_assignment(P: Partition, k: int, max_size: int | None = None,
@@ -193,8 +202,8 @@ def neighbour_groups(P: Partition, L: int | None = NEIGHBOURS, knn: np.ndarray |
     if knn is None:
         knn = nearest_records(P.Z)
     order, starts = P.csr()
-    nb = _kernels.near_groups(P.Z, P.labels, order, starts, P.cent, knn, int(L))
-    return _kernels.refine_groups(P.cent, nb)
+    nb = _kernels().near_groups(P.Z, P.labels, order, starts, P.cent, knn, int(L))
+    return _kernels().refine_groups(P.cent, nb)
 
 
 def _keep_best(vals, a, b, kinds, limit):
@@ -215,7 +224,7 @@ def pool_candidates(P: Partition, k: int, *, pool_size: int = 100, max_size: int
     counters = np.zeros(1, dtype=np.int64) if counters is None else counters
     nb = neighbour_groups(P, neighbours, knn)
     order, starts = P.csr()
-    return _kernels.pool_moves(P.Z, P.labels, P.sizes, P.cent, P.own, order, starts, nb, int(k),
+    return _kernels().pool_moves(P.Z, P.labels, P.sizes, P.cent, P.own, order, starts, nb, int(k),
                                int(max_size), float(tol), int(pool_size), counters)
 
 
@@ -335,7 +344,7 @@ def _best_cycle(P: Partition, s: int, k: int, max_size: int, depth: int | None =
     nb = neighbour_groups(P, neighbours, knn)
     order, starts = P.csr()
     counters = np.zeros(1, dtype=np.int64) if counters is None else counters
-    cost, r, ve, pred_rec, pred_grp = _kernels.best_cycle(P.Z, P.sizes, P.cent, P.own, order, starts, nb, ranked,
+    cost, r, ve, pred_rec, pred_grp = _kernels().best_cycle(P.Z, P.sizes, P.cent, P.own, order, starts, nb, ranked,
                                                           int(s), int(k), int(max_size), counters)
     if r < 0:
         return None

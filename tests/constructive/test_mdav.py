@@ -304,15 +304,31 @@ def test_screened_rounds_equal_the_rounds_before_screening():
             assert np.array_equal(got, old), seed
 
 
-@_needs_numba
-def test_small_inputs_take_the_compiled_rounds_only_once_compiled(monkeypatch):
-    nb = _mdav_mod._kernels()
+def test_small_inputs_take_the_compiled_rounds_from_the_second_call(monkeypatch):
+    """Loading the compiled rounds costs about half a second in a process that has not used
+    numba; the first small call takes the numpy rounds, later ones the cached compiled ones."""
+    class Rounds:
+        signatures: list = []
+
+    class Kernels:
+        mdav_rounds = Rounds()
+
+        @staticmethod
+        def warm():
+            return True
+
+    fake = Kernels()
+    monkeypatch.setattr(_mdav_mod, "_kernels", lambda: fake)
+    monkeypatch.setattr(_mdav_mod, "_NB", fake)
+    monkeypatch.setattr(_mdav_mod, "_SMALL_CALLS", 0)
     Z = np.zeros((50, 2))
-    monkeypatch.setattr(nb, "warm", lambda: False)
-    assert _mdav_mod._compiled_for(Z) is None
-    assert _mdav_mod._compiled_for(np.zeros((_mdav_mod._COMPILED_MIN_WORK, 1))) is nb
-    monkeypatch.setattr(nb, "warm", lambda: True)
-    assert _mdav_mod._compiled_for(Z) is nb
+    assert _mdav_mod._compiled_for(Z) is None  # the first small call: numpy rounds
+    assert _mdav_mod._compiled_for(Z) is fake  # then the cached compiled rounds
+    monkeypatch.setattr(fake, "warm", lambda: False)
+    assert _mdav_mod._compiled_for(Z) is None  # small inputs never compile
+    assert _mdav_mod._compiled_for(np.zeros((_mdav_mod._COMPILED_MIN_WORK, 1))) is fake  # large ones do
+    monkeypatch.setattr(Rounds, "signatures", ["loaded"])
+    assert _mdav_mod._compiled_for(Z) is fake  # loaded in this process: always
 
 
 def test_numpy_fallback_without_numba(monkeypatch):
