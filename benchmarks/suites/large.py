@@ -219,6 +219,32 @@ def _fit_exponent(rows: list, key: str) -> float | None:
     return sum((x - mx) * (y - my) for x, y in pts) / sum((x - mx) ** 2 for x, _ in pts)
 
 
+def _phase_table(rows: list) -> str:
+    """Where the wall time of the blocked rows goes: the blocks and the repair passes run in
+    the worker processes; the rest (standardizing, planning, the release and its check)
+    runs in this process alone. The split runs in a thread of this process while the first
+    blocks are solved. With that serial rest fixed and the parallel parts divided by the
+    worker count, Amdahl's law gives the wall time 16 processes could reach."""
+    rows = [r for r in rows if r.get("seconds_blocks") is not None and r.get("seconds_repair") is not None]
+    if not rows:
+        return ""
+    lines = ["", "Phase profile of the blocked rows (seconds of wall time; the blocks and the repair run in the "
+             "worker processes, the rest in this process alone; the split runs in a thread alongside the first "
+             "blocks). Serial share = rest / wall; the last column is Amdahl's bound for 16 processes against "
+             "these 2, if the blocks and the repair divided perfectly over the processes.", "",
+             "| n x d | data | commit | workers | wall | split (thread) | blocks | repair | serial rest | "
+             "serial share | 16 vs 2 at most |", "|---|---|---|---|---|---|---|---|---|---|---|"]
+    for r in rows:
+        par = r["seconds_blocks"] + r["seconds_repair"]
+        rest = max(0.0, r["wall"] - par)
+        w = max(1, int(r.get("workers") or 2))
+        bound = r["wall"] / (rest + par * w / 16)
+        lines.append(f"| {r['n']:.0e} x 10 | {r['kind']} | {r['commit']} | {w} | {r['wall']:.1f} | "
+                     f"{r['seconds_split'] or 0:.1f} | {r['seconds_blocks']:.1f} | {r['seconds_repair']:.1f} | "
+                     f"{rest:.1f} | {rest / r['wall']:.0%} | {bound:.1f}x |")
+    return "\n".join(lines) + "\n"
+
+
 def par_table(rows: list) -> str:
     lines = ["| n x d | data | via | path | wall s | CPU s (main + workers) | cores busy (CPU / wall) | "
              "load 1/5/15 min (before) | IL blocks -> final | group sizes | peak RSS MiB: main / each worker | "
@@ -235,7 +261,7 @@ def par_table(rows: list) -> str:
         lines.append(f"| {r['n']:.0e} x 10 | {r['kind']} | {r['via']} | {r['path']} | {r['wall']:.1f} | {cpu} | "
                      f"{r['utilisation']:.2f} | {load} | {il} | {sizes} | {mem} | {r['commit']} |")
     blocked = [r for r in rows if r["via"] == "api" and r["path"] == "blocked"]
-    out = "\n".join(lines) + "\n"
+    out = "\n".join(lines) + "\n" + _phase_table(blocked)
     for kind in sorted({r["kind"] for r in blocked}):
         sel = [r for r in blocked if r["kind"] == kind]
         for r in sel:
