@@ -266,11 +266,12 @@ def solve_blocked(plan: BlockPlan, Z: np.ndarray, k: int, ctx, *, method: Any, o
         serial_reason = (f"less than {SERIAL_BELOW_SECONDS:g} s of time limit: worker processes would spend "
                          "a large part of it starting, so the blocks run in this process")
     executor = SerialExecutor() if serial_reason else make_executor(plan.n_jobs, plan.client, n_blocks)
-    if ctx.deadline.limited and _builtin(method, improve, plan.repair):
-        # kernels loaded and workers started before the blocks' time is shared out
+    if _builtin(method, improve, plan.repair):
+        # workers started (and their kernels loaded) now, while the split makes the first
+        # blocks, and before the blocks' time is shared out
         if hasattr(executor, "start"):
             executor.start()
-        else:
+        elif ctx.deadline.limited:
             _load_cached_kernels()
     memory = _Memory()
     local_pid = os.getpid()
