@@ -116,7 +116,7 @@ def _nearest(dist: np.ndarray, k: int) -> np.ndarray:
 
 
 #: Records x columns from which the compiled rounds (numba, when installed) are used even
-#: when they still have to be compiled (a one-time cost of about half a minute, cached on disk
+#: when they still have to be compiled (a one-time cost of several seconds, cached on disk
 #: afterwards): where they pay even counting that. Below it they are used once compiled (in
 #: this process or in numba's on-disk cache): 1-2 ms on Tarragona/Census against 30-90 ms.
 _COMPILED_MIN_WORK = 100_000
