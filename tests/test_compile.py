@@ -124,3 +124,36 @@ def test_no_kernel_compiles_a_literal_specialization(tmp_path):
     out = subprocess.run([sys.executable, "-c", _LITERALS], env=env, capture_output=True, text=True, timeout=600)
     assert out.returncode == 0, out.stderr[-2000:]
     assert out.stdout == ""
+
+
+_BLOCKED_TWICE = """
+import hashlib
+import numpy as np
+from pysdcmicro import microaggregate
+
+X = np.random.default_rng(5).standard_normal((60000, 10))
+res = microaggregate(X, 5, rng=0, n_jobs=2)
+print(hashlib.sha1(np.ascontiguousarray(res.labels).tobytes()).hexdigest(), res.info["blocks"]["executor"])
+"""
+
+
+@pytest.mark.slow
+@pytest.mark.subprocess
+def test_blocked_path_on_a_fresh_install_gives_the_same_partition(tmp_path):
+    """On an empty numba cache the two workers compile one kernel family each (the other
+    taking MDAV's numpy rounds meanwhile); the partition is the one a filled cache gives."""
+    pytest.importorskip("numba")
+    import os
+    import subprocess
+    import sys
+
+    env = {**os.environ, "NUMBA_CACHE_DIR": str(tmp_path)}
+    env.pop("PYSDCMICRO_NO_NUMBA", None)
+    outs = []
+    for _ in range(2):  # cold, then warm
+        out = subprocess.run([sys.executable, "-c", _BLOCKED_TWICE], env=env, capture_output=True, text=True,
+                             timeout=900)
+        assert out.returncode == 0, out.stderr[-2000:]
+        outs.append(out.stdout.split())
+    assert outs[0] == outs[1]
+    assert outs[0][1] == "processes"

@@ -152,6 +152,16 @@ def _kernels():
 
 #: Calls on small inputs so far in this process (see :func:`_compiled_for`).
 _SMALL_CALLS = 0
+#: Set in a worker process while another worker compiles the rounds (see compiled_elsewhere).
+_ELSEWHERE = False
+
+
+def compiled_elsewhere(flag: bool) -> None:
+    """Tell this process that another process is compiling the rounds (a fresh install):
+    until numba's disk cache holds them, MDAV here takes the numpy rounds (the same groups)
+    instead of compiling them a second time."""
+    global _ELSEWHERE
+    _ELSEWHERE = bool(flag)
 
 
 def _compiled_for(Z: np.ndarray, deadline=None):
@@ -176,7 +186,11 @@ def _compiled_for(Z: np.ndarray, deadline=None):
     nb = _kernels()
     if nb is None:
         return None
-    return nb if not small or nb.mdav_rounds.signatures or nb.warm() else None
+    if nb.mdav_rounds.signatures:
+        return nb
+    if small or _ELSEWHERE:
+        return nb if nb.warm() else None
+    return nb
 
 
 def mdav_labels(Z: np.ndarray, k: int, *, order: list | None = None, stop=None, deadline=None) -> np.ndarray:

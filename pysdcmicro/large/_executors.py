@@ -89,18 +89,11 @@ class _sigint_blocked:
             _signal.pthread_sigmask(_signal.SIG_UNBLOCK, {_signal.SIGINT})
 
 
-_TURNS: Any = None  # in a worker: the pool's counter of compile turns (see _compile_share)
-
-
-def _worker_init(turns: Any = None) -> None:
+def _worker_init() -> None:
     """Worker processes ignore SIGINT: Ctrl-C in a terminal reaches the whole process group,
     and only the parent decides what to do (it stops the workers and keeps what it has), so
-    no worker prints a KeyboardInterrupt traceback. ``turns`` is the pool's shared counter
-    for :func:`_compile_share`."""
+    no worker prints a KeyboardInterrupt traceback."""
     import signal
-
-    global _TURNS
-    _TURNS = turns
 
     try:
         signal.signal(signal.SIGINT, signal.SIG_IGN)
@@ -209,51 +202,52 @@ def start_workers(pool: Any, count: int, fn: Callable, hide_main: bool = True) -
 def _warm_up() -> int:
     from . import _tasks  # noqa: F401  (imports numpy and pysdcmicro in the worker)
 
-    if _TURNS is not None:
-        _compile_share(_TURNS)
     _load_cached_kernels()
     return os.getpid()
 
 
-#: The kernel families of the blocked path, in the order the workers take them to compile.
-_BLOCKED_FAMILIES = ("mdav", "blocked")
+#: The kernel families of the blocked path (MDAV's rounds, the repair sweeps).
+BLOCKED_FAMILIES = ("mdav", "blocked")
 
 
-def _compile_share(turns: Any) -> None:
-    """On a fresh install, compile one of the blocked path's cold kernel families in this
-    worker: the workers take them in turn (``turns``, a shared counter), so each family is
-    compiled once, in parallel across the workers, instead of by every worker one after the
-    other; the other workers then load it from numba's disk cache. A worker left without a
-    family compiles nothing. Compiling is slow (seconds per family) but gives the same
-    machine code as a compilation inside the first task."""
+def cold_families() -> tuple[str, ...]:
+    """The families of :data:`BLOCKED_FAMILIES` that numba's disk cache does not hold yet
+    (a fresh install)."""
+    from .. import _compile
+
+    return tuple(f for f in BLOCKED_FAMILIES if _compile.cold_kernels((f,)))
+
+
+def compile_family(family: str, cold: tuple = ()) -> str:
+    """Compile one kernel family in this worker (a task, on a fresh install).
+
+    The pool gives each worker one of the ``cold`` families first, so each is compiled once,
+    in parallel, instead of by every worker one after the other; the other workers load it
+    from numba's disk cache when they need it. While another worker compiles MDAV's rounds,
+    this worker's blocks take MDAV's numpy rounds (the same groups) instead of compiling
+    them too or waiting. Compiling here gives the same machine code as compiling inside the
+    first task."""
     try:
-        from .. import _compile
-
-        cold = [f for f in _BLOCKED_FAMILIES if _compile.cold_kernels((f,))]
-        if not cold:
-            return
-        with turns.get_lock():
-            mine = turns.value
-            turns.value += 1
-        if mine >= len(cold):
-            return
         import numpy as np
 
-        Z = np.random.default_rng(0).standard_normal((24, 2))
-        if cold[mine] == "mdav":
-            from ..constructive import _mdav
+        from ..constructive import _mdav
 
+        if family != "mdav" and "mdav" in cold:
+            _mdav.compiled_elsewhere(True)
+        Z = np.random.default_rng(0).standard_normal((24, 2))
+        if family == "mdav":
             nb = _mdav._kernels()
             if nb is not None:
                 _mdav._compiled_labels(nb, Z, 2)
-        else:
+        elif family == "blocked":
             from .._context import Context
             from . import _local
 
             if _local._kernels() is not None:
                 _local.batch_local_search(Z, np.arange(24) // 3, 3, Context(0))
-    except Exception:  # pragma: no cover  (a warm-up never stops a worker)
+    except Exception:  # pragma: no cover  (compiling ahead never fails a call: the task compiles)
         pass
+    return family
 
 
 def _load_cached_kernels() -> None:
@@ -336,13 +330,15 @@ class ProcessExecutor:
 
             with _worker_environment():
                 spawn = multiprocessing.get_context("spawn")
-                pool = ProcessPoolExecutor(max_workers=self.workers, mp_context=spawn, initializer=_worker_init,
-                                           initargs=(spawn.Value("i", 0),))
+                pool = ProcessPoolExecutor(max_workers=self.workers, mp_context=spawn, initializer=_worker_init)
                 try:
                     # every worker now, while their environment is set (spawned lazily otherwise)
                     started = start_workers(pool, self.workers, _warm_up, hide_main=not with_main)
                     self._pool_main = with_main
                     wait(started)
+                    cold = cold_families() if self.workers > 1 else ()
+                    for family in cold:  # queued before any task: one family per worker
+                        pool.submit(compile_family, family, cold)
                 except BaseException:  # a Ctrl-C while they start: terminated now, not left importing
                     self._pool = pool
                     self.close(cancel=True)

@@ -331,6 +331,31 @@ def test_small_inputs_take_the_compiled_rounds_from_the_second_call(monkeypatch)
     assert _mdav_mod._compiled_for(Z) is fake  # loaded in this process: always
 
 
+def test_while_another_process_compiles_the_rounds_large_inputs_take_numpy(monkeypatch):
+    """A worker told that another worker compiles the rounds (a fresh install) takes the
+    numpy rounds for large inputs until the disk cache holds the compiled ones."""
+    class Rounds:
+        signatures: list = []
+
+    class Kernels:
+        mdav_rounds = Rounds()
+        cached = False
+
+        def warm(self):
+            return self.cached
+
+    fake = Kernels()
+    monkeypatch.setattr(_mdav_mod, "_kernels", lambda: fake)
+    monkeypatch.setattr(_mdav_mod, "_NB", fake)
+    big = np.zeros((_mdav_mod._COMPILED_MIN_WORK, 1))
+    assert _mdav_mod._compiled_for(big) is fake  # compiles here
+    monkeypatch.setattr(_mdav_mod, "_ELSEWHERE", False)
+    _mdav_mod.compiled_elsewhere(True)
+    assert _mdav_mod._compiled_for(big) is None  # another worker compiles them
+    fake.cached = True
+    assert _mdav_mod._compiled_for(big) is fake  # now in the disk cache
+
+
 def test_numpy_fallback_without_numba(monkeypatch):
     """PYSDCMICRO_NO_NUMBA (or numba absent): the numpy rounds, same groups."""
     Z = np.random.default_rng(3).normal(size=(400, 3))
