@@ -329,8 +329,6 @@ def neighbour_bound(Z: np.ndarray, k: int) -> float:
     distances, taken coordinate by coordinate; O(n log n) time on low-dimensional data),
     above from a blocked scan (O(n^2 d)); O(n k) memory.
     """
-    from scipy.spatial import cKDTree
-
     from ._pricing import neighbours, nn_dual
 
     n, d = Z.shape
@@ -340,6 +338,8 @@ def neighbour_bound(Z: np.ndarray, k: int) -> float:
     if d > 16:  # a k-d tree no longer prunes: blocked exact scan (O(n^2 d))
         _, dist = neighbours(Z, L)
     else:
+        from scipy.spatial import cKDTree
+
         dist, _ = cKDTree(Z).query(Z, k=L, workers=-1)
         dist = np.asarray(dist, dtype=np.float64).reshape(n, -1) ** 2
         dist[:, 0] = 0.0  # the record itself (or an exact duplicate, also at 0)
