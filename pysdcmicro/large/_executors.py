@@ -89,11 +89,17 @@ class _sigint_blocked:
             _signal.pthread_sigmask(_signal.SIG_UNBLOCK, {_signal.SIGINT})
 
 
-def _worker_init() -> None:
+def _worker_init(compiling: tuple = ()) -> None:
     """Worker processes ignore SIGINT: Ctrl-C in a terminal reaches the whole process group,
     and only the parent decides what to do (it stops the workers and keeps what it has), so
-    no worker prints a KeyboardInterrupt traceback."""
+    no worker prints a KeyboardInterrupt traceback. ``compiling``: the kernel families that
+    one of the workers compiles first (:func:`compile_family`)."""
     import signal
+
+    if "mdav" in compiling:
+        from ..constructive import _mdav
+
+        _mdav.compiled_elsewhere(True)
 
     try:
         signal.signal(signal.SIGINT, signal.SIG_IGN)
@@ -218,24 +224,23 @@ def cold_families() -> tuple[str, ...]:
     return tuple(f for f in BLOCKED_FAMILIES if _compile.cold_kernels((f,)))
 
 
-def compile_family(family: str, cold: tuple = ()) -> str:
+def compile_family(family: str) -> str:
     """Compile one kernel family in this worker (a task, on a fresh install).
 
-    The pool gives each worker one of the ``cold`` families first, so each is compiled once,
-    in parallel, instead of by every worker one after the other; the other workers load it
-    from numba's disk cache when they need it. While another worker compiles MDAV's rounds,
-    this worker's blocks take MDAV's numpy rounds (the same groups) instead of compiling
-    them too or waiting. Compiling here gives the same machine code as compiling inside the
-    first task."""
+    The pool queues one such task per cold family before any other, so each family is
+    compiled once, by one worker, in parallel with the others, instead of by every worker
+    one after the other; the other workers load it from numba's disk cache when they need
+    it. While one worker compiles MDAV's rounds, the others' blocks take MDAV's numpy rounds
+    (the same groups; see :func:`_worker_init`) instead of compiling them too or waiting.
+    Compiling here gives the same machine code as compiling inside the first task."""
     try:
         import numpy as np
 
         from ..constructive import _mdav
 
-        if family != "mdav" and "mdav" in cold:
-            _mdav.compiled_elsewhere(True)
         Z = np.random.default_rng(0).standard_normal((24, 2))
         if family == "mdav":
+            _mdav.compiled_elsewhere(False)
             nb = _mdav._kernels()
             if nb is not None:
                 _mdav._compiled_labels(nb, Z, 2)
@@ -328,17 +333,17 @@ class ProcessExecutor:
         if self._pool is None:
             from concurrent.futures import ProcessPoolExecutor, wait
 
+            cold = cold_families() if self.workers > 1 else ()
             with _worker_environment():
-                spawn = multiprocessing.get_context("spawn")
-                pool = ProcessPoolExecutor(max_workers=self.workers, mp_context=spawn, initializer=_worker_init)
+                pool = ProcessPoolExecutor(max_workers=self.workers, mp_context=multiprocessing.get_context("spawn"),
+                                           initializer=_worker_init, initargs=(cold,))
                 try:
                     # every worker now, while their environment is set (spawned lazily otherwise)
                     started = start_workers(pool, self.workers, _warm_up, hide_main=not with_main)
                     self._pool_main = with_main
                     wait(started)
-                    cold = cold_families() if self.workers > 1 else ()
                     for family in cold:  # queued before any task: one family per worker
-                        pool.submit(compile_family, family, cold)
+                        pool.submit(compile_family, family)
                 except BaseException:  # a Ctrl-C while they start: terminated now, not left importing
                     self._pool = pool
                     self.close(cancel=True)
