@@ -11,9 +11,10 @@ kernel module only when numba is installed (the call would import it anyway).
 from __future__ import annotations
 
 import importlib
+import os
 from typing import Any
 
-__all__ = ["cached", "kernels_for", "cold_kernels", "announce", "COMPILING"]
+__all__ = ["njit", "cached", "kernels_for", "cold_kernels", "announce", "COMPILING"]
 
 #: The stage the progress line shows while kernels are compiled.
 COMPILING = "compiling numba kernels (first run on this install; later runs load them from the cache)"
@@ -47,6 +48,23 @@ def kernels_for(method: str, *, blocked: bool = False, steps: tuple = ()) -> tup
             if family not in names:
                 names.append(family)
     return tuple(names)
+
+
+def njit(*args: Any, **kwargs: Any) -> Any:
+    """numba's ``njit`` for the kernel modules; without numba, or with the environment
+    variable ``PYSDCMICRO_NO_NUMBA`` set, no compilation: the functions run as plain Python
+    (the same arithmetic). numba is imported here, when a kernel module is."""
+    compiled = None
+    if not os.environ.get("PYSDCMICRO_NO_NUMBA"):
+        try:
+            from numba import njit as compiled
+        except ImportError:  # pragma: no cover - numba is a dependency
+            compiled = None
+    if compiled is not None:
+        return compiled(*args, **kwargs)
+    if args and callable(args[0]):
+        return args[0]
+    return lambda fn: fn
 
 
 def _numba_installed() -> bool:

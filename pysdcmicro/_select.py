@@ -13,24 +13,9 @@ Without numba (or with ``PYSDCMICRO_NO_NUMBA``) the same source runs as plain Py
 
 from __future__ import annotations
 
-import os
-
 import numpy as np
 
-if os.environ.get("PYSDCMICRO_NO_NUMBA"):
-    def njit(*args, **kwargs):
-        """No compilation: the functions run as plain Python (same arithmetic)."""
-        if args and callable(args[0]):
-            return args[0]
-        return lambda fn: fn
-else:
-    try:
-        from numba import njit
-    except ImportError:  # pragma: no cover - numba is a dependency
-        def njit(*args, **kwargs):
-            if args and callable(args[0]):
-                return args[0]
-            return lambda fn: fn
+from ._compile import njit
 
 __all__ = ["kth_smallest", "stable_argsort"]
 

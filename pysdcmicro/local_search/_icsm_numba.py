@@ -21,26 +21,10 @@ same results, only slower.
 
 from __future__ import annotations
 
-import os
-
 import numpy as np
 
+from .._compile import njit
 from .._select import stable_argsort
-
-if os.environ.get("PYSDCMICRO_NO_NUMBA"):
-    def njit(*args, **kwargs):
-        """No compilation: the functions run as plain Python (same arithmetic)."""
-        if args and callable(args[0]):
-            return args[0]
-        return lambda fn: fn
-else:
-    try:
-        from numba import njit
-    except ImportError:  # pragma: no cover - numba is a dependency
-        def njit(*args, **kwargs):
-            if args and callable(args[0]):
-                return args[0]
-            return lambda fn: fn
 
 __all__ = ["pool_moves", "npn_tour"]
 
