@@ -17,15 +17,15 @@ median). Target (10^5 x 10): cold at most 2x warm.
 from __future__ import annotations
 
 import argparse
-import datetime as _dt
 import json
 import os
-import platform
 import statistics
 import subprocess
 import sys
 import tempfile
 from pathlib import Path
+
+from benchmarks.suites._results import write_results
 
 HERE = Path(__file__).resolve().parents[1]
 
@@ -111,13 +111,7 @@ def main(argv=None) -> int:
         records.append({"cell": cell, "cold": cold, "warm": warm,
                         "loadavg_after": [round(v, 2) for v in os.getloadavg()]})
     if not (args.no_write or keep):
-        stamp = _dt.datetime.now(_dt.timezone.utc).strftime("%Y-%m-%d %H:%M UTC")
-        machine = f"{platform.machine()}, {os.cpu_count()} cores, Python {platform.python_version()}"
-        text = (f"# Benchmark suite `cold_start`\n\n{__doc__.strip()}\n\nRun: `python -m benchmarks.suites.cold_start "
-                f"--warm {args.warm}` on {stamp} ({machine}).\n\n" + "\n".join(lines) + "\n")
-        (HERE / "results" / "cold_start.md").write_text(text)
-        (HERE / "results" / "cold_start.json").write_text(json.dumps(records, indent=1) + "\n")
-        print("\nwrote benchmarks/results/cold_start.md", file=sys.stderr)
+        write_results("cold_start", __doc__, f"python -m benchmarks.suites.cold_start --warm {args.warm}", lines, records)
     return 0
 
 

@@ -21,14 +21,14 @@ writes ``results/time_limits.md`` and ``.json`` (not with a filter or ``--no-wri
 from __future__ import annotations
 
 import argparse
-import datetime as _dt
 import json
 import os
-import platform
 import subprocess
 import sys
 import tempfile
 from pathlib import Path
+
+from benchmarks.suites._results import write_results
 
 HERE = Path(__file__).resolve().parents[1]
 LIMITS = (1.0, 5.0, 20.0)
@@ -145,13 +145,8 @@ def main(argv=None) -> int:
         records.append({"cell": cell, "result": out, "cold": cold,
                         "loadavg_after": [round(v, 2) for v in os.getloadavg()]})
     if not (args.no_write or methods_f or limits_f):
-        stamp = _dt.datetime.now(_dt.timezone.utc).strftime("%Y-%m-%d %H:%M UTC")
-        machine = f"{platform.machine()}, {os.cpu_count()} cores, Python {platform.python_version()}"
-        text = (f"# Benchmark suite `time_limits`\n\n{__doc__.strip()}\n\nRun: `python -m benchmarks.suites.time_limits"
-                f"{' --cold' if args.cold else ''}` on {stamp} ({machine}).\n\n" + "\n".join(lines) + "\n")
-        (HERE / "results" / "time_limits.md").write_text(text)
-        (HERE / "results" / "time_limits.json").write_text(json.dumps(records, indent=1) + "\n")
-        print("\nwrote benchmarks/results/time_limits.md", file=sys.stderr)
+        write_results("time_limits", __doc__, f"python -m benchmarks.suites.time_limits{' --cold' if args.cold else ''}",
+                      lines, records)
     return 0
 
 
