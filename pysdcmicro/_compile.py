@@ -6,6 +6,8 @@ its on-disk cache (``cache=True``), which later processes load in a fraction of 
 A kernel is *cold* when neither this process nor the disk cache has it. The check reads
 the dispatcher's signatures and the cache index only; it compiles nothing, and it imports a
 kernel module only when numba is installed (the call would import it anyway).
+
+:func:`njit` is the decorator the kernel modules share: numba's, or none without numba.
 """
 
 from __future__ import annotations
