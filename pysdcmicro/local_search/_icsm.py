@@ -109,7 +109,9 @@ def nearest_records(Z: np.ndarray, m: int = TOUR_NEIGHBOURS) -> np.ndarray:
         return out
     from scipy.spatial import cKDTree
 
-    _, idx = cKDTree(Z).query(Z, k=m + 1, workers=-1)
+    # threads pay from a few thousand records; below, starting them costs more than the query
+    workers = -1 if n >= _THREADED_QUERY else 1
+    _, idx = cKDTree(Z).query(Z, k=m + 1, workers=workers)
     idx = np.asarray(idx, dtype=np.int64).reshape(n, m + 1)
     # drop each record itself (not always first when it has duplicates)
     self_pos = np.argmax(idx == np.arange(n)[:, None], axis=1)
@@ -119,6 +121,10 @@ def nearest_records(Z: np.ndarray, m: int = TOUR_NEIGHBOURS) -> np.ndarray:
     keep[np.arange(n), self_pos] = False
     out[:] = idx[keep].reshape(n, m)
     return out
+
+
+#: Records from which :func:`nearest_records` queries its k-d tree with all cores.
+_THREADED_QUERY = 2000
 
 
 def tour_index(Z: np.ndarray, m: int = TOUR_NEIGHBOURS) -> tuple[np.ndarray, ...]:
@@ -141,6 +147,18 @@ def _records_from_points(index: tuple) -> np.ndarray | None:
         return None
     out = np.where(near >= 0, porder[np.maximum(near, 0)], -1)
     return out[pt]
+
+
+def search_index(Z: np.ndarray, use_tour: bool = True) -> tuple[tuple | None, np.ndarray]:
+    """What :func:`icsm_search` looks neighbours up with on ``Z``: ``(index, knn)``, the
+    :func:`tour_index` (None without the tour) and each record's :data:`TOUR_NEIGHBOURS`
+    nearest other records (exact; read from the index when no two records are equal).
+    Computed once per data set and shared by the searches on it."""
+    index = tour_index(Z) if use_tour else None
+    knn = _records_from_points(index) if index is not None else None
+    if knn is None:
+        knn = nearest_records(Z)
+    return index, knn
 
 
 def partition_tour(P: Partition, index: tuple | None = None, counters: np.ndarray | None = None) -> np.ndarray:
@@ -485,7 +503,7 @@ def icsm_search(Z: np.ndarray, labels: np.ndarray, k: int, *, pool_size: int = 1
                 cycle_groups: int = 1, cycle_depth: int | None = None, max_iterations: int | None = None,
                 ctx: Context | None = None, report: bool = True, use_tour: bool = True,
                 neighbours: int | str | None = "auto", work: dict | None = None,
-                max_work: int | None = None) -> tuple[Partition, int, str]:
+                max_work: int | None = None, lookup: tuple | None = None) -> tuple[Partition, int, str]:
     """Algorithm 2 from the partition ``labels`` (instead of MDAV); returns
     ``(partition, rounds, status)``. A round is an inner iteration or an n-opt move that
     lowered the SSE. The partition is never worse than ``labels``; groups keep at most
@@ -499,7 +517,8 @@ def icsm_search(Z: np.ndarray, labels: np.ndarray, k: int, *, pool_size: int = 1
     ``"auto"``; all groups with None). ``max_work``: a deterministic budget; the search stops
     with status ``"budget"`` after the round in which its work units reached it: the
     evaluations, edges and tour scans (each one distance or gain over the ``d`` columns) and
-    :data:`PASS_WORK` per record for each pass."""
+    :data:`PASS_WORK` per record for each pass. ``lookup``: :func:`search_index` of ``Z``
+    (with the tour when ``use_tour``), computed here when None."""
     if isinstance(neighbours, str):
         neighbours = neighbours_for(k)
     P = Partition(Z, labels)
@@ -510,10 +529,9 @@ def icsm_search(Z: np.ndarray, labels: np.ndarray, k: int, *, pool_size: int = 1
     edges = np.zeros(1, dtype=np.int64)
     scans = np.zeros(1, dtype=np.int64)
     tally = {"tours": 0, "pools": 0, "cycles": 0}
-    index = tour_index(Z) if use_tour and P.g > 1 else None
-    knn = _records_from_points(index) if index is not None else None
-    if knn is None and P.g > 1:
-        knn = nearest_records(Z)
+    index = knn = None
+    if P.g > 1:
+        index, knn = search_index(Z, use_tour) if lookup is None else lookup
 
     def stop() -> str | None:
         if max_iterations is not None and rounds >= max_iterations:
@@ -634,9 +652,11 @@ class _Quiet:
 
 def icsm_restarts(Z: np.ndarray, P: Partition, k: int, ctx: Context, *, max_restarts: int | None,
                   perturbation: int, restart_scope: str, region_groups: int, pool_size: int,
-                  cycle_groups: int, region_tour: bool | None = None) -> tuple[Partition, dict, str]:
+                  cycle_groups: int, region_tour: bool | None = None,
+                  lookup: tuple | None = None) -> tuple[Partition, dict, str]:
     """Iterated local search from ``P``: perturb the best partition, re-optimise, keep
-    the better one. Returns (best partition, facts, status)."""
+    the better one. Returns (best partition, facts, status). ``lookup``: :func:`search_index`
+    of ``Z``, for the searches on all the data (``restart_scope="full"``)."""
     best = P
     best_sse = P.sse()
     tol = tolerance(P)
@@ -664,7 +684,7 @@ def icsm_restarts(Z: np.ndarray, P: Partition, k: int, ctx: Context, *, max_rest
         else:
             start = perturb(best, ctx.rng, perturbation, scope="global")
             Q, _, _ = icsm_search(Z, start, k, pool_size=pool_size, cycle_groups=cycle_groups,
-                                  ctx=quiet, report=False)
+                                  ctx=quiet, report=False, lookup=lookup)
             if Q.sse() < best_sse - tol:
                 best = Q
         new_sse = best.sse()
@@ -700,16 +720,21 @@ def _check_icsm_options(pool_size, cycle_groups, max_iterations, max_restarts, p
 
 
 def _run_icsm(Z, labels, k, ctx, pool_size, cycle_groups, max_iterations, max_restarts, perturbation,
-              restart_scope, region_groups, region_tour=None, max_work=None) -> Solution:
+              restart_scope, region_groups, region_tour=None, max_work=None, lookup=None) -> Solution:
+    """ICSM from ``labels``: the first search, the restarts and the final pass. ``lookup``:
+    :func:`search_index` of ``Z`` (computed here when None), shared by the first search and
+    the final pass."""
     (pool_size, cycle_groups, max_iterations, max_restarts, perturbation, restart_scope,
      region_groups) = _check_icsm_options(pool_size, cycle_groups, max_iterations, max_restarts, perturbation,
                                           restart_scope, region_groups, ctx)
     max_work = check_positive_int(max_work, "max_work", allow_none=True)
     started = time.monotonic()
+    if lookup is None and Z.shape[0] >= 2 * k:
+        lookup = search_index(Z)
     work: dict = {}
     P, rounds, status = icsm_search(Z, labels, k, pool_size=pool_size, cycle_groups=cycle_groups,
                                     max_iterations=max_iterations, ctx=ctx.child(stage="icsm"), work=work,
-                                    max_work=max_work)
+                                    max_work=max_work, lookup=lookup)
     first_seconds = time.monotonic() - started
     info = {"rounds": rounds, "first_run_sse": P.sse(), "restarts": 0, "improving_restarts": 0,
             "work": _work_total(work)}
@@ -733,14 +758,16 @@ def _run_icsm(Z, labels, k, ctx, pool_size, cycle_groups, max_iterations, max_re
             P, facts, r_status = icsm_restarts(Z, P, k, sub, max_restarts=max_restarts,
                                                perturbation=perturbation, restart_scope=restart_scope,
                                                region_groups=region_groups, pool_size=pool_size,
-                                               cycle_groups=cycle_groups, region_tour=region_tour)
+                                               cycle_groups=cycle_groups, region_tour=region_tour,
+                                               lookup=lookup)
             info.update(facts)
             if restart_scope == "region" and facts["improving_restarts"]:
                 polish: dict = {}
                 # the final pass gets what the first run left of max_work, and at least a quarter
                 left = None if max_work is None else max(max_work - info["work"], max_work // 4)
                 P, more, p_status = icsm_search(Z, P.labels, k, pool_size=pool_size, cycle_groups=cycle_groups,
-                                                ctx=ctx.child(stage="polish"), work=polish, max_work=left)
+                                                ctx=ctx.child(stage="polish"), work=polish, max_work=left,
+                                                lookup=lookup)
                 info["polish_rounds"] = more
                 info["work"] += _work_total(polish)
                 r_status = "limit" if p_status == "limit" else r_status
@@ -780,3 +807,15 @@ def _icsm_improver(Z: np.ndarray, labels: np.ndarray, k: int, ctx: Context, *, p
                    region_tour: bool | None = None, max_work: int | None = None) -> Solution:
     return _run_icsm(Z, labels, k, ctx, pool_size, cycle_groups, max_iterations, max_restarts, perturbation,
                      restart_scope, region_groups, region_tour, max_work)
+
+
+def improve_with(Z: np.ndarray, labels: np.ndarray, k: int, ctx: Context, lookup: tuple | None,
+                 **options) -> Solution:
+    """The ``icsm`` improvement with the neighbour lookup of ``Z`` given (:func:`search_index`),
+    for a caller that uses the lookup too; ``options`` as the improvement's, defaults alike."""
+    import inspect
+
+    params = inspect.signature(_icsm_improver).parameters.values()
+    merged = {p.name: p.default for p in params if p.kind is inspect.Parameter.KEYWORD_ONLY}
+    merged.update(options)
+    return _run_icsm(Z, labels, k, ctx, lookup=lookup, **merged)

@@ -319,7 +319,7 @@ def fixed_plan(n: int, d: int, k: int) -> dict:
     return DEFAULT_PLAN.fixed_work(n, d, k)
 
 
-def neighbour_bound(Z: np.ndarray, k: int) -> float:
+def neighbour_bound(Z: np.ndarray, k: int, knn: np.ndarray | None = None) -> float:
     """A lower bound on the SSE of every k-partition, from nearest neighbours alone.
 
     Column generation's dual-feasible point (``nn_dual``): every group ``C`` of ``s``
@@ -327,7 +327,9 @@ def neighbour_bound(Z: np.ndarray, k: int) -> float:
     smallest squared distances from record ``i``; an optimal partition has groups of
     ``k..2k-1`` records. Up to 16 columns the nearest records come from a k-d tree (exact
     distances, taken coordinate by coordinate; O(n log n) time on low-dimensional data),
-    above from a blocked scan (O(n^2 d)); O(n k) memory.
+    above from a blocked scan (O(n^2 d)); O(n k) memory. ``knn``: each record's nearest other
+    records, exact and nearest first (ICSM's lists, :func:`..local_search._icsm.search_index`);
+    when it has at least ``2k-2`` columns the distances are taken from it in O(n k d).
     """
     from ._pricing import neighbours, nn_dual
 
@@ -335,7 +337,13 @@ def neighbour_bound(Z: np.ndarray, k: int) -> float:
     if n < 2 * k:
         return 0.0
     L = min(n, 2 * k - 1)
-    if d > 16:  # a k-d tree no longer prunes: blocked exact scan (O(n^2 d))
+    if knn is not None and knn.shape[1] >= L - 1:
+        dist = np.zeros((n, L))
+        for j in range(L - 1):
+            diff = Z - Z[knn[:, j]]
+            dist[:, j + 1] = np.einsum("ij,ij->i", diff, diff)
+        dist.sort(axis=1)  # equal distances may come from the tree in either order
+    elif d > 16:  # a k-d tree no longer prunes: blocked exact scan (O(n^2 d))
         _, dist = neighbours(Z, L)
     else:
         from scipy.spatial import cKDTree
@@ -346,11 +354,12 @@ def neighbour_bound(Z: np.ndarray, k: int) -> float:
     return float(np.sum(nn_dual(dist, k)))
 
 
-def _icsm(Z, labels, k, ctx, **options) -> Solution:
-    """ICSM's improvement core (imported when used: the registration order stays the same)."""
-    from ..local_search._icsm import _icsm_improver
+def _icsm(Z, labels, k, ctx, lookup=None, **options) -> Solution:
+    """ICSM's improvement core (imported when used: the registration order stays the same);
+    ``lookup``: its neighbour lookup of ``Z``, when the caller computed it."""
+    from ..local_search._icsm import improve_with
 
-    return _icsm_improver(Z, labels, k, ctx, **options)
+    return improve_with(Z, labels, k, ctx, lookup, **options)
 
 
 def _two_swap(Z, labels, k, ctx) -> Solution:
@@ -401,9 +410,15 @@ def _fixed(Z, k, ctx, info, plan: AutoPlan) -> Solution:
     timing[first] = time.monotonic() - t
     info["baseline_sse"] = base_sse
     best = _Best(base, base_sse, first)
+    lookup = None
     if work["icsm"]:
         t = time.monotonic()
-        sol = _icsm(Z, m, k, ctx.child(stage="icsm"), max_restarts=work["restarts"], max_work=work["icsm_work"])
+        if n >= 2 * k:  # one neighbour lookup for ICSM's first search, its final pass and the bound
+            from ..local_search._icsm import search_index
+
+            lookup = search_index(Z)
+        sol = _icsm(Z, m, k, ctx.child(stage="icsm"), lookup=lookup, max_restarts=work["restarts"],
+                    max_work=work["icsm_work"])
         info["icsm"] = {key: sol.info.get(key) for key in ("rounds", "work", "restarts", "improving_restarts",
                                                             "polish_rounds")}
         best.offer(sol.labels, sse(Z, sol.labels), f"icsm with {work['restarts']} restarts")
@@ -412,7 +427,7 @@ def _fixed(Z, k, ctx, info, plan: AutoPlan) -> Solution:
     lower = None
     if work["bound"]:
         t = time.monotonic()
-        lower = neighbour_bound(Z, k)
+        lower = neighbour_bound(Z, k, None if lookup is None else lookup[1])
         timing["bound"] = time.monotonic() - t
         info["bound_from"] = "nearest-neighbour bound"
     info["winner"] = best.who

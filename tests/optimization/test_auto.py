@@ -67,6 +67,25 @@ def test_neighbour_bound_never_above_a_brute_force_optimum():
         assert neighbour_bound(Z, 3) <= optimal_sse(Z, 3) + 1e-9
 
 
+@pytest.mark.parametrize("d", [2, 20])
+def test_neighbour_bound_from_icsm_lists_equals_its_own_scan(d):
+    from pysdcmicro.local_search._icsm import search_index
+    from pysdcmicro.optimization._auto import neighbour_bound
+
+    from .._exact_dp import exact_optimum_dp as optimal_sse
+
+    rng = np.random.default_rng(d)
+    X = rng.integers(0, 3, size=(60, d)).astype(float)  # many equal records
+    X[::7] += rng.normal(size=(9, d))
+    Z = zscore(X)
+    for k in (2, 3, 5):
+        knn = search_index(Z)[1]
+        assert neighbour_bound(Z, k, knn) == pytest.approx(neighbour_bound(Z, k), rel=1e-12, abs=1e-12)
+    for seed in range(3):
+        Z = zscore(np.random.default_rng(seed).normal(size=(9, d)))
+        assert neighbour_bound(Z, 3, search_index(Z)[1]) <= optimal_sse(Z, 3) + 1e-9
+
+
 def test_seedless_run_records_a_seed_that_reproduces_it():
     X = make_synthetic(80, 3, rng=1)
     first = microaggregate(X, 3, method="auto")
