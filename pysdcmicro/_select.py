@@ -68,7 +68,9 @@ def stable_argsort(keys, n):
     """The permutation that sorts ``keys[:n]`` ascending, equal keys in their order
     (``np.argsort(keys[:n], kind="mergesort")``): bottom-up merge sort, insertion sort on
     runs of 16."""
-    idx = np.arange(n)
+    idx = np.empty(n, dtype=np.int64)
+    for i in range(n):
+        idx[i] = i
     run = 16
     for s in range(0, n, run):
         e = min(s + run, n)
@@ -82,7 +84,7 @@ def stable_argsort(keys, n):
             idx[q + 1] = j
     if n <= run:
         return idx
-    buf = np.empty(n, dtype=idx.dtype)
+    buf = np.empty(n, dtype=np.int64)
     width = run
     src = idx
     dst = buf

@@ -108,8 +108,10 @@ def _screen(XT32, n32, m, y32, a32, vals, bmin, bmax):
         for a in range(L):
             v = nn[a] - two * o[a] + a32
             o[a] = v
-            lo = min(lo, v)
-            hi = max(hi, v)
+            if v < lo:
+                lo = v
+            if v > hi:
+                hi = v
         bmin[b] = lo
         bmax[b] = hi
     return nb
@@ -321,7 +323,7 @@ def _pivot(X, act, m, c, top_i, top_d):
         elif v > rest:
             rest = v
     o = stable_argsort(-top_d[:cnt], np.int64(cnt))  # np.int64: no second compilation for a literal 0
-    ti = np.empty(cnt, dtype=top_i.dtype)
+    ti = np.empty(cnt, dtype=np.int64)
     td = np.empty(cnt)
     for q in range(cnt):  # explicit loops: numba's fancy indexing costs seconds to compile
         ti[q] = top_i[o[q]]
@@ -339,10 +341,18 @@ def mdav_rounds(X, norms, XT32, n32, scale2, E, k, labels, stop_flag):
     ``stop_flag[0] != 0`` (set by another thread) stops early: the records not yet grouped
     are then labelled -1."""
     n, d = X.shape
-    act = np.arange(n)            # slot -> record
-    slot = np.arange(n)           # record -> slot (-1 once grouped)
-    dead = np.zeros(n, dtype=np.bool_)
-    total = np.zeros(d)
+    # allocations are np.empty and loops: each other numpy constructor (and each dtype
+    # spelling) is one more implementation for numba to compile on a fresh install
+    act = np.empty(n, dtype=np.int64)   # slot -> record
+    slot = np.empty(n, dtype=np.int64)  # record -> slot (-1 once grouped)
+    dead = np.empty(n, dtype=np.bool_)
+    for i in range(n):
+        act[i] = i
+        slot[i] = i
+        dead[i] = False
+    total = np.empty(d)
+    for t in range(d):
+        total[t] = 0.0
     for i in range(n):
         for t in range(d):
             total[t] += X[i, t]
@@ -369,7 +379,9 @@ def mdav_rounds(X, norms, XT32, n32, scale2, E, k, labels, stop_flag):
     n_top = 0
     rest = np.inf
     head = 0
-    c0 = np.zeros(d)
+    c0 = np.empty(d)
+    for t in range(d):
+        c0[t] = 0.0
     need_pivot = True
     big = 0.0
     for i in range(n):
@@ -543,4 +555,5 @@ def _group_block(XT32, n32, b0, L, Y32, yy32, out, o):
         yj = yy32[j]
         for a in range(L):
             v = nn[a] - two * o[a] + yj
-            out[a] = min(out[a], v)
+            if v < out[a]:
+                out[a] = v

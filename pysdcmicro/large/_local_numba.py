@@ -68,9 +68,16 @@ def nearest_groups(C, L):
     columns outermost so the inner loop runs over contiguous rows (vectorised): at g = 2000,
     d = 10 about 2x faster than a k-d tree on uniform data and as fast on clustered data."""
     g, d = C.shape
-    CT = np.ascontiguousarray(C.T)
+    # np.empty and loops: each other numpy constructor is one more implementation for
+    # numba to compile on a fresh install
+    CT = np.empty((d, g))
+    nb = np.empty((g, L), dtype=np.int64)
+    for a in range(g):
+        for t in range(d):
+            CT[t, a] = C[a, t]
+        for q in range(L):
+            nb[a, q] = -1
     acc = np.empty(g)
-    nb = np.full((g, L), -1, dtype=np.int64)
     D = np.empty(L)
     for a in range(g):
         for j in range(g):
@@ -273,7 +280,9 @@ def sweeps(Z, labels, k, max_size, nb, max_sweeps, rel_tol, members, count, wher
     tC = np.empty((width, d))
     choice = np.empty(width, dtype=np.int64)
     down = np.empty(n)
-    dver = np.full(n, -1, dtype=np.int64)
+    dver = np.empty(n, dtype=np.int64)
+    for i in range(n):
+        dver[i] = -1
     n_dissolved = 0
     for sweep in range(max_sweeps):
         change = 0.0
