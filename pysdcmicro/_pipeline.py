@@ -339,7 +339,8 @@ def release(job: Job, prep: Prepared, part: Partitioned) -> Released:
     sse_value, total = release_sse_sst(ds.X, released)
     il = 100.0 * sse_value / total
     if not _interrupt.received():
-        verify_release_values(ds.X, released, k, il, what="the release built from this partition")
+        verify_release_values(ds.X, released, k, il, what="the release built from this partition",
+                              sse_sst=(sse_value, total))
     return Released(labels=labels, groups=groups, values=released, sse=sse_value, sst=total)
 
 

@@ -320,20 +320,23 @@ def _smallest_class(R: np.ndarray, cols: list, k: int) -> tuple[int, int, np.nda
 
 def verify_release_values(X: np.ndarray, R: np.ndarray, k: int, information_loss: float, *,
                           what: str = "the release", names: list | None = None,
-                          groups: list | None = None) -> None:
+                          groups: list | None = None, sse_sst: tuple[float, float] | None = None) -> None:
     """Raise :class:`~pysdcmicro.ReleaseCheckError` unless the released values ``R`` are
     k-anonymous (every record matched by >= ``k`` records; a missing cell matches any
     value, see :func:`wildcard_frequencies`) and their information loss against ``X`` is
     ``information_loss`` (relative tolerance 1e-9).
 
     ``groups`` (lists of column positions, groups of variables microaggregated
-    separately): each group is checked for k-anonymity on its own columns."""
-    _check_release_values(X, R, k, information_loss, what=what, names=names, groups=groups)
+    separately): each group is checked for k-anonymity on its own columns. ``sse_sst``: the
+    release's :func:`release_sse_sst`, when the caller has just computed it from these same
+    arrays (it is then not computed twice)."""
+    _check_release_values(X, R, k, information_loss, what=what, names=names, groups=groups, sse_sst=sse_sst)
 
 
 def _check_release_values(X: np.ndarray, R: np.ndarray, k: int, information_loss: float, *,
                           what: str = "the release", names: list | None = None,
-                          groups: list | None = None) -> np.ndarray | None:
+                          groups: list | None = None,
+                          sse_sst: tuple[float, float] | None = None) -> np.ndarray | None:
     """:func:`verify_release_values`, returning the sizes of the release's equivalence
     classes (those :func:`~pysdcmicro.metrics.equivalence_class_sizes` gives, group after
     group) when no cell is missing, else None: the command line's report reuses them."""
@@ -352,7 +355,7 @@ def _check_release_values(X: np.ndarray, R: np.ndarray, k: int, information_loss
                 f"{what} is not {k}-anonymous{part}: {below} record(s) match fewer than {k} "
                 f"records (a missing cell matches any value; smallest: {smallest}); nothing was written."
             )
-    sse, sst = release_sse_sst(X, R)
+    sse, sst = release_sse_sst(X, R) if sse_sst is None else sse_sst
     il = 100.0 * sse / sst if sst > 0 else math.nan
     if not math.isclose(il, information_loss, rel_tol=IL_RTOL, abs_tol=1e-12):
         raise ReleaseCheckError(

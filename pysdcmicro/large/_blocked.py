@@ -270,12 +270,13 @@ def solve_blocked(plan: BlockPlan, Z: np.ndarray, k: int, ctx, *, method: Any, o
         # workers started (and their kernels loaded) now, while the split makes the first
         # blocks, and before the blocks' time is shared out
         if hasattr(executor, "start"):
-            executor.start()
+            executor.start(ready=ctx.deadline.limited)
         elif ctx.deadline.limited:
             _load_cached_kernels()
     memory = _Memory()
     local_pid = os.getpid()
     block_info: dict = {"count": n_blocks, "block_size": plan.block_size}
+    blocks_started = time.monotonic()
     try:
         block_labels, statuses, messages, seconds, interrupted, blocks = _solve_blocks(
             feed, Z, k, ctx, executor, memory, local_pid, method_ref, options, improve, improve_options,
@@ -316,6 +317,9 @@ def solve_blocked(plan: BlockPlan, Z: np.ndarray, k: int, ctx, *, method: Any, o
                      if s != "done"][:100],
         "seconds_split": seconds_split, "seconds": seconds, "reason": plan.reason,
     })
+    ready_at = getattr(executor, "ready_at", None)
+    if ready_at is not None:  # how long the block phase waited for the workers to start
+        block_info["seconds_workers_start"] = max(0.0, min(seconds, ready_at - blocks_started))
     status = "limit" if "limit" in counts else "done"
     message_parts = []
     if interrupted:
@@ -555,8 +559,10 @@ def _repair(plan: BlockPlan, Z, k, ctx, labels, strata, executor, memory, local_
         # Rows of every window at once (windows hold whole groups and a pass keeps each
         # window's records inside it): one stable sort by window, O(n log n), no per-group loop.
         win_of_group = np.full(sizes.size, n_win, dtype=np.int64)
+        local_id = np.empty(sizes.size, dtype=np.int64)  # each group's number inside its window
         for i, w in enumerate(windows):
             win_of_group[w] = i
+            local_id[w] = np.arange(w.size)
         rec_win = win_of_group[labels]
         win_order = np.argsort(rec_win, kind="stable")
         win_starts = np.searchsorted(rec_win[win_order], np.arange(n_win + 1))
@@ -573,14 +579,9 @@ def _repair(plan: BlockPlan, Z, k, ctx, labels, strata, executor, memory, local_
         def window_rows(i: int) -> np.ndarray:
             return win_order[win_starts[i]:win_starts[i + 1]]
 
-        def local(win: np.ndarray, rows: np.ndarray) -> np.ndarray:
-            lookup = np.empty(int(win.max()) + 1, dtype=np.int64)
-            lookup[win] = np.arange(win.size)
-            return lookup[labels[rows]]
-
         def make_args(i: int) -> tuple:
             rows = window_rows(i)
-            return (Z[rows], local(windows[i], rows), k, repair_core, plan.repair_options, seeds[i],
+            return (Z[rows], local_id[labels[rows]], k, repair_core, plan.repair_options, seeds[i],
                     _task_seconds(phase, executor.workers, n_win - i),
                     None if prev_region is None else prev_region[rows])
 
@@ -591,16 +592,13 @@ def _repair(plan: BlockPlan, Z, k, ctx, labels, strata, executor, memory, local_
             done[0] += 1
             new = result.get("labels")
             if new is not None:
-                win = windows[i]
-                rows = window_rows(i)
+                # the task computed both SSEs of its window (improve_window_task); here only
+                # what costs O(window): the pass's SSE is recomputed over all records below
                 new = np.asarray(new, dtype=np.int64)
-                if new.shape == rows.shape and new.min() >= 0:
+                before, after = float(result["before"]), float(result["after"])
+                if new.shape == (win_starts[i + 1] - win_starts[i],) and new.min() >= 0:
                     counts = np.bincount(new)
-                    used = counts[counts > 0]
-                    Zw = Z[rows]
-                    old_sse = sse_of(Zw, local(win, rows))
-                    new_sse = sse_of(Zw, new)
-                    if used.min() >= k and new_sse < old_sse - 1e-12 * max(1.0, old_sse):
+                    if counts[counts > 0].min() >= k and after < before - 1e-12 * max(1.0, before):
                         accepted[i] = new
             if done[0] == n_win or done[0] % max(1, n_win // 20) == 0:
                 ctx.report(stage=f"repair {p + 1}/{plan.repair_passes}", iteration=done[0],
@@ -624,6 +622,7 @@ def _repair(plan: BlockPlan, Z, k, ctx, labels, strata, executor, memory, local_
                 improved[0] += 1
             accepted.clear()
 
+        planned = time.monotonic()
         try:
             executor.run(improve_window_task, n_win, make_args, on_done)
         except KeyboardInterrupt:
@@ -634,16 +633,21 @@ def _repair(plan: BlockPlan, Z, k, ctx, labels, strata, executor, memory, local_
             info["passes"].append({"windows": n_win, "windows_done": done[0], "improved": improved[0],
                                    "interrupted": True})
             break
+        prior = labels.copy()
+        seconds_windows = time.monotonic() - planned
         apply_accepted()
         used = np.bincount(labels) > 0  # groups dissolved by a window: renumber without gaps, O(n)
         if not used.all():
             labels = (np.cumsum(used) - 1)[labels]
-        after_pass = start_sse = info["_sse"] = sse_of(Z, labels)
+        after_pass = sse_of(Z, labels)
         if after_pass > before_pass + 1e-9 * max(1.0, before_pass):  # pragma: no cover  (guarded per window)
-            raise RuntimeError("border repair raised the SSE")
+            # a window's reported SSEs were wrong: the pass is dropped, never a worse partition
+            labels, after_pass, improved[0] = prior, before_pass, 0
+        del prior
+        start_sse = info["_sse"] = after_pass
         pass_info = {"windows": n_win, "improved": improved[0], "quantile": q,
                      "sse_before": before_pass, "sse_after": after_pass,
-                     "seconds": time.monotonic() - started}
+                     "seconds": time.monotonic() - started, "seconds_windows": seconds_windows}
         il = ctx._il(after_pass)
         if il is not None:
             pass_info["information_loss_after"] = il

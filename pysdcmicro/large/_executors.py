@@ -14,6 +14,8 @@ import multiprocessing
 import os
 import signal as _signal
 import sys
+import threading
+import time
 import types
 import warnings
 from typing import Any, Callable
@@ -326,8 +328,12 @@ class ProcessExecutor:
         self._pool = None
         self._pool_main = False  # whether the pool's workers imported the script
         self.fallback = None
+        self.ready_at: float | None = None  # time.monotonic() when the last worker was ready
 
-    def _get_pool(self, with_main: bool = False):
+    def _get_pool(self, with_main: bool = False, ready: bool = True):
+        """The pool, started when there is none; with ``ready``, after every worker has
+        imported pysdcmicro and loaded its kernels (otherwise the first tasks wait for that
+        in the pool's queue)."""
         if self._pool is not None and with_main and not self._pool_main:
             self.close()  # its workers cannot see the script's code: new ones that import it
         if self._pool is None:
@@ -341,7 +347,19 @@ class ProcessExecutor:
                     # every worker now, while their environment is set (spawned lazily otherwise)
                     started = start_workers(pool, self.workers, _warm_up, hide_main=not with_main)
                     self._pool_main = with_main
-                    wait(started)
+                    self.ready_at = None
+                    waiting, lock = [len(started)], threading.Lock()
+
+                    def one_ready(_fut) -> None:  # in the pool's thread, or here if already done
+                        with lock:
+                            waiting[0] -= 1
+                            if waiting[0] == 0:
+                                self.ready_at = time.monotonic()
+
+                    for fut in started:
+                        fut.add_done_callback(one_ready)
+                    if ready:
+                        wait(started)
                     for family in cold:  # queued before any task: one family per worker
                         pool.submit(compile_family, family)
                 except BaseException:  # a Ctrl-C while they start: terminated now, not left importing
@@ -365,12 +383,14 @@ class ProcessExecutor:
                       "guard.", RuntimeWarning, stacklevel=_caller_level())
         return None
 
-    def start(self) -> None:
-        """Start the workers now (for tasks that need no code of the calling script), so that
-        their start is not counted in the time the first tasks are given."""
+    def start(self, ready: bool = True) -> None:
+        """Start the workers now (for tasks that need no code of the calling script). With
+        ``ready`` (under a time limit), return once they are ready, so that their start is
+        not counted in the time the first tasks are given; without, at once: the tasks
+        queue while the workers start."""
         if self.fallback is None and self._pool is None:
             try:
-                self._get_pool(False)
+                self._get_pool(False, ready)
             except KeyboardInterrupt:
                 raise
             except Exception:  # run() tries again and falls back to this process
@@ -435,7 +455,9 @@ class ProcessExecutor:
                 for proc in procs:
                     proc.join(timeout=2)
             else:
-                pool.shutdown(wait=True)
+                # every task has finished: the workers exit in the background (the pool's
+                # manager thread joins them) instead of the caller waiting for them
+                pool.shutdown(wait=False)
 
 
 def _forget_sent_messages(client: Any) -> None:
