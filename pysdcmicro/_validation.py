@@ -11,12 +11,14 @@ import math
 import numbers
 import re
 from dataclasses import dataclass, field
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
-import pandas as pd
 
 from ._errors import InvalidInputError, InvalidTypeError
+
+if TYPE_CHECKING:  # pandas is imported where a data frame is read: the worker processes never do
+    import pandas as pd
 
 __all__ = ["Dataset", "as_dataset", "check_k", "check_time_limit", "check_positive_int", "check_rng",
            "default_variables", "IdentifierColumnWarning"]
@@ -165,6 +167,7 @@ def _is_numeric_series(s: pd.Series) -> bool:
 
 
 def _is_numeric_dtype(dtype) -> bool:
+    import pandas as pd
     return pd.api.types.is_numeric_dtype(dtype) and not pd.api.types.is_bool_dtype(dtype) \
         and not pd.api.types.is_complex_dtype(dtype)
 
@@ -174,6 +177,7 @@ def _col_name(label: Any) -> str:
 
 
 def _row_label(index: pd.Index | None, pos: int) -> str:
+    import pandas as pd
     if index is None or isinstance(index, pd.RangeIndex) and index.start == 0 and index.step == 1:
         return f"row {pos}"
     return f"row {pos} (index {index[pos]!r})"
@@ -221,6 +225,7 @@ def _check_exact_integers(values: Any, label: Any, index: pd.Index | None) -> No
 def _check_integer_series(s: pd.Series, label: Any, index: pd.Index) -> None:
     """:func:`_check_exact_integers` on an integer column (numpy, nullable or Arrow dtype);
     missing cells read as 0 so positions (and the row named) stay those of the frame."""
+    import pandas as pd
     if not pd.api.types.is_integer_dtype(s.dtype):
         return
     if isinstance(s.dtype, np.dtype):  # numpy integers: never missing, no copy
@@ -261,6 +266,7 @@ def is_column_label(value: Any, columns: Any) -> bool:
 
 
 def _is_missing_label(label: Any) -> bool:
+    import pandas as pd
     parts = label if isinstance(label, tuple) else (label,)
     for part in parts:
         if part is None or part is pd.NaT or part is pd.NA:
@@ -346,6 +352,7 @@ def as_dataset(frame: Any, variables: Any = None, strata: Any = None, *, missing
     exclude : list of labels, optional
         Columns never chosen by default (the weight column).
     """
+    import pandas as pd
     allow = missing == "keep"
     if isinstance(frame, pd.DataFrame):
         return _dataset_from_frame(frame, variables, strata, allow, list(exclude or []))
@@ -390,6 +397,7 @@ def as_dataset(frame: Any, variables: Any = None, strata: Any = None, *, missing
 
 def _dataset_from_frame(frame: pd.DataFrame, variables: Any, strata: Any, allow_missing: bool = False,
                         exclude: list | None = None) -> Dataset:
+    import pandas as pd
     n, p = frame.shape
     if p == 0:
         raise InvalidInputError("`frame` must have at least one column; got 0 columns.")
@@ -470,6 +478,7 @@ def check_weights(weights: Any, ds: Dataset) -> tuple[np.ndarray | None, Any]:
     array of n values; each must be a finite number > 0 (a zero weight could make a
     group's weighted mean one record's own values), never missing, and the weight
     column cannot be microaggregated. Returns ``(w, label)``."""
+    import pandas as pd
     if weights is None:
         return None, None
     label = None
@@ -638,6 +647,7 @@ def default_variables(frame: pd.DataFrame, numeric: list, *, stacklevel: int = 2
 
     If every column would be left out, the error names them and the way to include them.
     """
+    import pandas as pd
     import warnings
 
     chosen, left = [], []

@@ -51,6 +51,10 @@ def run_scale(n: int, kind: str, blocks: str) -> dict:
     t0, c0 = time.perf_counter(), time.process_time()
     res = microaggregate(X, 5, method="mdav", rng=0, **extra)
     wall, cpu_main = time.perf_counter() - t0, time.process_time() - c0
+    import multiprocessing
+
+    for proc in multiprocessing.active_children():  # the workers exit after the call: reap them
+        proc.join()
     ch = resource.getrusage(resource.RUSAGE_CHILDREN)
     cpu_children = ch.ru_utime + ch.ru_stime
     sizes = np.bincount(res.labels)
@@ -146,6 +150,10 @@ def run_par(n: int, kind: str) -> dict:
     t0, c0 = time.perf_counter(), time.process_time()
     res = microaggregate(df, 5, variables=list(df.columns), rng=0)
     wall, cpu_main = time.perf_counter() - t0, time.process_time() - c0
+    import multiprocessing
+
+    for proc in multiprocessing.active_children():  # the workers exit after the call: reap them
+        proc.join()
     ch = resource.getrusage(resource.RUSAGE_CHILDREN)
     cpu_children = ch.ru_utime + ch.ru_stime
     sizes = np.bincount(res.labels)

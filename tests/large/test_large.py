@@ -422,6 +422,27 @@ def test_dask_is_optional_for_the_core():
     assert "`client` needs the optional dependency dask.distributed" in out.stderr
 
 
+@pytest.mark.subprocess
+def test_a_worker_process_does_not_import_pandas():
+    """What a worker imports and runs (its warm-up, a block, a repair window) works with
+    pandas blocked: a worker starts without the half second pandas costs to import."""
+    import subprocess
+    import sys
+
+    code = ("import sys; sys.modules['pandas'] = None\n"
+            "import numpy as np\n"
+            "from pysdcmicro.large import _executors, _tasks\n"
+            "from pysdcmicro.constructive._mdav import _mdav_solver\n"
+            "_executors._warm_up()\n"
+            "Z = np.random.default_rng(0).normal(size=(60, 3))\n"
+            "r = _tasks.solve_block_task(Z, 3, _mdav_solver, {}, [], None, 0, None)\n"
+            "w = _tasks.improve_window_task(Z, r['labels'], 3, 'batch', {}, 0, None)\n"
+            "print(r['labels'].size, w['after'] <= w['before'])")
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=120)
+    assert out.returncode == 0, out.stderr
+    assert out.stdout.split() == ["60", "True"]
+
+
 # --------------------------------------------------------------------------- command line
 
 def _cli(*args):
