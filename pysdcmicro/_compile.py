@@ -14,6 +14,8 @@ from __future__ import annotations
 
 import importlib
 import os
+import pickle
+import sys
 from typing import Any
 
 __all__ = ["njit", "cached", "kernels_for", "cold_kernels", "announce", "COMPILING"]
@@ -92,6 +94,61 @@ def _cold(fn: Any) -> bool:
     return not cached(fn, unknown=True)  # cannot tell: say nothing
 
 
+def _first_line(source: str, function: str) -> int | None:
+    """The line numba names a kernel's cache files by (``co_firstlineno``: the first
+    decorator's line)."""
+    lines = source.splitlines()
+    for i, line in enumerate(lines):
+        if line.startswith(f"def {function}("):
+            while i > 0 and lines[i - 1].startswith("@"):
+                i -= 1
+            return i + 1
+    return None
+
+
+def _numba_version() -> str | None:
+    try:
+        from importlib.metadata import version
+
+        return version("numba")
+    except Exception:  # pragma: no cover  (no metadata: the exact check decides)
+        return None
+
+
+def _index_fresh(module_name: str, functions: tuple[str, ...]) -> bool:
+    """Whether numba's cache index of every one of ``functions`` is in the kernel module's
+    ``__pycache__`` folder, written by the installed numba after the module's source was
+    last changed: then the kernels load from the cache. Reads files only, without importing
+    numba (half a second) or the module. False means "cannot tell this way" (another cache
+    location, an index older than the source, another numba): the exact check decides."""
+    if os.environ.get("NUMBA_CACHE_DIR") or os.environ.get("NUMBA_CACHE_LOCATOR_CLASSES"):
+        return False
+    source = os.path.join(os.path.dirname(os.path.abspath(__file__)),
+                          *module_name.split(".")[1:]) + ".py"
+    try:
+        text = open(source, encoding="utf-8").read()
+        source_mtime = os.stat(source).st_mtime
+    except OSError:
+        return False
+    version = _numba_version()
+    if version is None:
+        return False
+    stem = os.path.splitext(os.path.basename(source))[0]
+    tag = f"py{sys.version_info[0]}{sys.version_info[1]}{getattr(sys, 'abiflags', '')}"
+    for function in functions:
+        line = _first_line(text, function)
+        index = os.path.join(os.path.dirname(source), "__pycache__", f"{stem}.{function}-{line}.{tag}.nbi")
+        try:
+            if line is None or os.stat(index).st_mtime < source_mtime:
+                return False
+            with open(index, "rb") as fh:  # numba's index starts with the numba version that wrote it
+                if pickle.load(fh) != version:
+                    return False
+        except Exception:
+            return False
+    return True
+
+
 def cold_kernels(families: tuple[str, ...]) -> list[str]:
     """The kernels of ``families`` that the next call would compile (``module.function``)."""
     if not families or not _numba_installed():
@@ -99,6 +156,8 @@ def cold_kernels(families: tuple[str, ...]) -> list[str]:
     out = []
     for family in families:
         module_name, functions = _MODULES[family]
+        if module_name not in sys.modules and _index_fresh(module_name, functions):
+            continue
         try:
             module = importlib.import_module(module_name)
         except Exception:  # a kernel module that cannot load is the call's error to raise

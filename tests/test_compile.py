@@ -1,5 +1,7 @@
 """The progress line says when a call compiles numba kernels first."""
 
+import os
+
 import numpy as np
 import pytest
 
@@ -25,6 +27,7 @@ def test_a_kernel_compiled_in_this_process_is_not_cold():
 def test_cold_kernels_put_compiling_on_the_progress_line(monkeypatch):
     pytest.importorskip("numba")
     monkeypatch.setattr(_compile, "_cold", lambda fn: True)
+    monkeypatch.setattr(_compile, "_index_fresh", lambda module, functions: False)
     events = []
     X = make_synthetic(60, 3, rng=1)
     microaggregate(X, 3, method="mdav", improve="two-swap", progress=events.append)
@@ -157,3 +160,26 @@ def test_blocked_path_on_a_fresh_install_gives_the_same_partition(tmp_path):
         outs.append(out.stdout.split())
     assert outs[0] == outs[1]
     assert outs[0][1] == "processes"
+
+
+def test_the_cache_index_on_disk_tells_a_warm_kernel_without_importing_numba(monkeypatch):
+    """The quick check reads numba's index files only; after MDAV's rounds were compiled (or
+    loaded) it finds them, as numba's own index loader does, and anything it cannot vouch for
+    (another cache folder, another numba, a kernel without an index) falls back to the exact
+    check."""
+    pytest.importorskip("numba")
+    if os.environ.get("NUMBA_CACHE_DIR"):
+        pytest.skip("NUMBA_CACHE_DIR is set: the quick check leaves that cache to numba")
+    from pysdcmicro.constructive import _mdav_numba
+    from pysdcmicro.large._executors import compile_family
+
+    compile_family("mdav")  # compiles MDAV's rounds, or loads them, and numba writes its index
+    module, functions = _compile._MODULES["mdav"]
+    assert _compile._index_fresh(module, functions) is True
+    assert _compile.cached(_mdav_numba.mdav_rounds)
+    assert _compile._index_fresh(module, ("no_such_kernel",)) is False
+    monkeypatch.setattr(_compile, "_numba_version", lambda: "0.0.0")
+    assert _compile._index_fresh(module, functions) is False
+    monkeypatch.undo()
+    monkeypatch.setenv("NUMBA_CACHE_DIR", "/nonexistent")
+    assert _compile._index_fresh(module, functions) is False
