@@ -39,7 +39,7 @@ from ._solve import Step, principal_axis_runs_by_stratum, solve_block, worst_sta
 from ._standardize import standardization, standardize
 from ._validation import Dataset, check_n_jobs
 from ._version import __version__
-from .large._blocked import BlockPlan, plan_blocks, solve_blocked
+from .large._blocked import BlockPlan, plan_blocks, solve_blocked, start_workers_early
 from .large._executors import available_cores
 
 __all__ = ["Method", "Job", "resolve_method", "per_variable_method", "prepare", "partition", "release", "result",
@@ -215,13 +215,36 @@ def _plan(job: Job, prep: Prepared, root: Context) -> tuple[BlockPlan | None, di
     return plan, options
 
 
-def partition(job: Job, prep: Prepared) -> Partitioned:
+def early_workers(job: Job) -> Any:
+    """The blocked path's worker processes, started before :func:`prepare` when the run will
+    use them (:func:`~pysdcmicro.large._blocked.start_workers_early`); None otherwise."""
+    spec = job.method.spec
+    if job.time_limit is not None or (spec is not None and spec.per_variable):
+        return None
+    try:
+        plan = plan_blocks(job.blocks, job.n_jobs, job.client, job.ds.n, job.k)
+    except Exception:  # reported by partition()
+        return None
+    return start_workers_early(plan, job.ds.n, job.k, method=job.method.core, improve=job.steps,
+                               strata=job.ds.strata, strata_names=job.ds.strata_names)
+
+
+def partition(job: Job, prep: Prepared, executor: Any = None) -> Partitioned:
     """Method and improvement steps on the whole data, on each stratum or on blocks. A
     Ctrl-C returns the best partition so far (``status="limit"``); the z-scores are
-    released from ``prep`` once the partition is fixed."""
+    released from ``prep`` once the partition is fixed. ``executor``: the blocked path's
+    workers, already started (:func:`early_workers`); closed here."""
     ds, k, Z = job.ds, job.k, prep.Z
     root = _root_context(job, prep)
-    plan, options = _plan(job, prep, root)
+    try:
+        plan, options = _plan(job, prep, root)
+    except BaseException:
+        if executor is not None:
+            executor.close(cancel=True)
+        raise
+    if plan is None and executor is not None:
+        executor.close(cancel=True)
+        executor = None
     try:
         _interrupt.start_solving()  # the command line: raises at once if Ctrl-C came while preparing
         _compile.announce(root, job.method.name, blocked=plan is not None,
@@ -235,7 +258,8 @@ def partition(job: Job, prep: Prepared) -> Partitioned:
                     Z_part[rows] = zscores(ds.X[rows])
             labels, status, message, lower, info = solve_blocked(
                 plan, Z_part, k, root, method=job.method.core, options=options, improve=job.steps,
-                improve_options=None, strata=ds.strata, strata_names=ds.strata_names)
+                improve_options=None, strata=ds.strata, strata_names=ds.strata_names, executor=executor)
+            executor = None
             del Z_part
         elif ds.strata is None:
             sol, _ = solve_block(job.method.core, options, job.steps, Z, k, root)
@@ -254,6 +278,8 @@ def partition(job: Job, prep: Prepared) -> Partitioned:
         message = ("interrupted (Ctrl-C) before the " + ("method started" if early else "blocks had a partition")
                    + ": records grouped in runs of k along their first principal axis")
     finally:
+        if executor is not None:  # the run ended before the blocks took the workers
+            executor.close(cancel=True)
         _interrupt.stop_solving()
         if isinstance(job.callback, TerminalProgress):
             job.callback.close()
@@ -365,8 +391,14 @@ def result(job: Job, prep: Prepared, part: Partitioned, rel: Released) -> Microa
 
 def run(job: Job, *, stacklevel: int = 1) -> MicroaggregationResult:
     """:func:`prepare`, :func:`partition`, :func:`release`, :func:`result`."""
-    prep = prepare(job, stacklevel=stacklevel + 1)
-    part = partition(job, prep)
+    executor = early_workers(job)
+    try:
+        prep = prepare(job, stacklevel=stacklevel + 1)
+    except BaseException:
+        if executor is not None:
+            executor.close(cancel=True)
+        raise
+    part = partition(job, prep, executor)
     return result(job, prep, part, release(job, prep, part))
 
 

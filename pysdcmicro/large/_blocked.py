@@ -60,7 +60,7 @@ from ._blocks import block_sizes, group_windows, iter_principal_blocks
 from ._executors import SerialExecutor, _load_cached_kernels, available_cores, make_executor
 from ._tasks import improve_window_task, peak_rss_kib, solve_block_task
 
-__all__ = ["LARGE_N", "DEFAULT_BLOCK_SIZE", "BlockPlan", "plan_blocks", "solve_blocked"]
+__all__ = ["LARGE_N", "DEFAULT_BLOCK_SIZE", "BlockPlan", "plan_blocks", "solve_blocked", "start_workers_early"]
 
 #: ``blocks="auto"`` takes the large-data path above this many records. Whole-data MDAV,
 #: O(n^2 d / k), takes about a minute at 10^5 records of 10 variables on one core.
@@ -242,10 +242,36 @@ class _Memory:
                 "worker_peak_mib_total": sum(vals) / 1024.0}
 
 
+def start_workers_early(plan: BlockPlan | None, n: int, k: int, *, method: Any, improve: Any,
+                        strata: np.ndarray | None = None, strata_names: list | None = None):
+    """The worker processes of a blocked run without a time limit, started before the data
+    are standardized, so that their start (a fresh interpreter importing numpy, numba and
+    pysdcmicro, seconds on many cores) overlaps the preparation and the split instead of
+    following them. None when the run would not start them (whole data, a time limit, a
+    Dask client, one worker or one block, code of the calling script).
+    :func:`solve_blocked` takes the executor (``executor=``); whoever started it closes it
+    if the run ends before."""
+    if plan is None or plan.client is not None or plan.n_jobs <= 1 or not _builtin(method, improve, plan.repair):
+        return None
+    if strata is None and n <= plan.block_size:
+        return None
+    try:
+        roots = _roots(strata, strata_names or [], n, k)
+    except Exception:  # reported where the blocks are made
+        return None
+    n_blocks = sum(len(block_sizes(int(root.size), k, plan.block_size)) for root in roots)
+    executor = make_executor(plan.n_jobs, None, n_blocks)
+    if not hasattr(executor, "start"):
+        return None
+    executor.start(ready=False)
+    return executor
+
+
 def solve_blocked(plan: BlockPlan, Z: np.ndarray, k: int, ctx, *, method: Any, options: dict,
                   improve: Any, improve_options: dict | None, strata: np.ndarray | None = None,
-                  strata_names: list | None = None) -> tuple[np.ndarray, str, str, None, dict]:
-    """Blocks, per-block solve, border repair. Returns ``(labels, status, message, None, info)``."""
+                  strata_names: list | None = None, executor: Any = None) -> tuple[np.ndarray, str, str, None, dict]:
+    """Blocks, per-block solve, border repair. Returns ``(labels, status, message, None, info)``.
+    ``executor``: workers already started (:func:`start_workers_early`); closed here."""
     n = Z.shape[0]
     if ctx.deadline.limited:  # the release after the partition (group means, its check) needs time too
         reserve = min(RELEASE_SECONDS_PER_CELL * Z.size, 0.5 * ctx.remaining())
@@ -265,7 +291,11 @@ def solve_blocked(plan: BlockPlan, Z: np.ndarray, k: int, ctx, *, method: Any, o
             and ctx.remaining() < SERIAL_BELOW_SECONDS and plan.n_jobs > 1:
         serial_reason = (f"less than {SERIAL_BELOW_SECONDS:g} s of time limit: worker processes would spend "
                          "a large part of it starting, so the blocks run in this process")
-    executor = SerialExecutor() if serial_reason else make_executor(plan.n_jobs, plan.client, n_blocks)
+    if executor is not None and serial_reason:
+        executor.close(cancel=True)
+        executor = None
+    if executor is None:
+        executor = SerialExecutor() if serial_reason else make_executor(plan.n_jobs, plan.client, n_blocks)
     if _builtin(method, improve, plan.repair):
         # workers started (and their kernels loaded) now, while the split makes the first
         # blocks, and before the blocks' time is shared out

@@ -825,3 +825,49 @@ def test_repair_scope_is_checked_and_both_scopes_give_valid_partitions():
         res = microaggregate(X, 4, method="mdav", blocks={"size": 500, "repair_scope": scope}, n_jobs=1, rng=0)
         assert_k_partition(res.labels, 3000, 4)
         assert res.info["repair"]["sse_after"] <= res.info["repair"]["sse_before"]
+
+
+@pytest.mark.subprocess
+def test_workers_start_before_the_data_are_prepared_and_give_the_same_result(monkeypatch):
+    """Without a time limit the blocked path's workers start before the standardization
+    (their start overlaps it); the partition is the one of the serial run."""
+    from pysdcmicro import _pipeline
+
+    order = []
+    real_prepare, real_early = _pipeline.prepare, _pipeline.early_workers
+
+    def prepare(job, **kw):
+        order.append("prepare")
+        return real_prepare(job, **kw)
+
+    def early(job):
+        ex = real_early(job)
+        order.append(None if ex is None else ex.name)
+        return ex
+
+    monkeypatch.setattr(_pipeline, "prepare", prepare)
+    monkeypatch.setattr(_pipeline, "early_workers", early)
+    X = make_synthetic(1200, 3, rng=11)
+    pooled = microaggregate(X, 3, method="mdav", blocks=200, n_jobs=2, rng=7)
+    assert order == ["processes", "prepare"]
+    assert pooled.info["blocks"]["executor"] == "processes" and pooled.info["memory"]["worker_processes"] >= 1
+    serial = microaggregate(X, 3, method="mdav", blocks=200, n_jobs=1, rng=7)
+    assert order[-2:] == [None, "prepare"]
+    np.testing.assert_array_equal(serial.labels, pooled.labels)
+    order.clear()
+    microaggregate(X, 3, method="mdav", blocks=200, n_jobs=2, rng=7, time_limit=30)
+    assert order == [None, "prepare"]  # under a time limit the blocks wait for ready workers
+
+
+@pytest.mark.subprocess
+def test_workers_started_early_are_stopped_when_the_preparation_fails():
+    import multiprocessing
+
+    X = make_synthetic(1200, 3, rng=11)
+    X[:, :] = 1.0  # every column constant: refused while the data are prepared
+    before = set(multiprocessing.active_children())
+    with pytest.raises(pysdcmicro.InvalidInputError, match="every chosen variable is constant"):
+        microaggregate(X, 3, method="mdav", blocks=200, n_jobs=2, rng=7)
+    for proc in set(multiprocessing.active_children()) - before:
+        proc.join(timeout=10)
+    assert not set(multiprocessing.active_children()) - before
