@@ -10,6 +10,7 @@ from __future__ import annotations
 import numpy as np
 
 from ._errors import InvalidInputError
+from ._threads import ordered_map
 
 __all__ = [
     "canonical_labels",
@@ -85,8 +86,11 @@ def group_means(X: np.ndarray, labels: np.ndarray, n_groups: int | None = None) 
     g = int(labels.max()) + 1 if n_groups is None else n_groups
     counts = np.bincount(labels, minlength=g).astype(np.float64)
     sums = np.empty((g, X.shape[1]))
-    for j in range(X.shape[1]):
+
+    def column(j: int) -> None:
         sums[:, j] = np.bincount(labels, weights=X[:, j], minlength=g)
+
+    ordered_map(column, range(X.shape[1]), X.size)
     with np.errstate(invalid="ignore", divide="ignore"):
         return sums / counts[:, None]
 
@@ -104,10 +108,14 @@ def sse(Z: np.ndarray, labels: np.ndarray) -> float:
     """
     labels = np.asarray(labels)
     means = group_means(Z, labels)
-    total = 0.0
-    for start in range(0, Z.shape[0], _CHUNK):
+
+    def chunk(start: int) -> float:
         diff = Z[start:start + _CHUNK] - means[labels[start:start + _CHUNK]]
-        total += float(np.einsum("ij,ij->", diff, diff))
+        return float(np.einsum("ij,ij->", diff, diff))
+
+    total = 0.0
+    for part in ordered_map(chunk, range(0, Z.shape[0], _CHUNK), Z.size):  # summed in row order
+        total += part
     return total
 
 

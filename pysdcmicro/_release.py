@@ -18,6 +18,7 @@ import pandas as pd
 
 from ._errors import ReleaseCheckError
 from ._standardize import power_of_two_factors
+from ._threads import ordered_map
 
 __all__ = ["group_values", "release_sse_sst", "row_classes", "verify_release", "verify_release_values", "wildcard_frequencies"]
 
@@ -67,21 +68,12 @@ def group_values(X: np.ndarray, labels: np.ndarray, n_groups: int) -> np.ndarray
     return out
 
 
-_THREAD_CELLS = 1 << 20  # above this many cells, columns are done by two threads
-
-
 def _each_column(fn: Any, shape: tuple) -> list:
-    """``[fn(j) for j in range(p)]``, by two threads for large arrays (numpy releases the
-    GIL in the per-column work; each column's result is the same whichever thread makes it,
-    and the caller combines them in column order, so the results are bit for bit those of
-    the plain loop)."""
+    """``[fn(j) for j in range(p)]``, on threads for large arrays (:func:`~._threads.ordered_map`:
+    each column's result is the same whichever thread makes it, and the caller combines them
+    in column order, so the results are bit for bit those of the plain loop)."""
     n, p = shape
-    if p < 2 or n * p < _THREAD_CELLS:
-        return [fn(j) for j in range(p)]
-    from concurrent.futures import ThreadPoolExecutor
-
-    with ThreadPoolExecutor(2) as pool:
-        return list(pool.map(fn, range(p)))
+    return ordered_map(fn, range(p), n * p)
 
 
 def release_sse_sst(X: np.ndarray, R: np.ndarray) -> tuple[float, float]:
