@@ -26,8 +26,11 @@ unless given):
   MDAV + two-swap (the shared incumbent), then every core starts ICSM region restarts at
   once. Alone: one ICSM run from MDAV, then restarts. With worker processes and n <=
   ``chains_max_n``: one restart chain per process on all the data (each with its own first
-  ICSM run and seed), the best partition of all handed to every chain every
-  ``epoch_seconds``. Larger n: the best partition is cut into parts of whole groups (along
+  ICSM run and seed); at the end of every epoch (15 s with two chains, down to 5 s with six
+  or more: :meth:`AutoPlan.epoch_length`) the chains' improvements are merged into the best
+  partition (:mod:`._merge`: each chain improves some regions of the same start, and the
+  improvements of different regions add up), which every chain starts the next epoch from.
+  Larger n: the best partition is cut into parts of whole groups (along
   a path over the group centroids, from another group in each of two epochs), each part
   gets its own restarts in its own process, and the union (a k-partition whose SSE is the
   sum of the parts') replaces the incumbent when better; a final ICSM pass on all the data
@@ -109,8 +112,13 @@ class AutoPlan:
     chains_max_n : int
         Up to this many records the restarts run as chains on all the data (restarts on
         parts miss the improvements that cross a part's border); above, on parts.
-    epoch_seconds : float
-        Chains exchange the best partition this often.
+    epoch_seconds, min_epoch_seconds : float
+        Two chains exchange the best partition this often; ``c`` chains every
+        ``epoch_seconds * 2 / c`` seconds, at least ``min_epoch_seconds``
+        (:meth:`epoch_length`): with more chains each exchange has more to choose from.
+    merge_rounds : int
+        At the end of an epoch the chains' improvements are merged into the best partition
+        (every improving difference that no better one overlaps), in at most this many rounds.
     part_epochs : int
         Epochs of restarts on parts (each cuts the best partition from another group).
     region_records : int
@@ -160,6 +168,8 @@ class AutoPlan:
     colgen_small_n: int = 400
     chains_max_n: int = 2500
     epoch_seconds: float = 15.0
+    min_epoch_seconds: float = 5.0
+    merge_rounds: int = 3
     part_epochs: int = 2
     region_records: int = 100
     long_region_groups: int = 30
@@ -212,6 +222,14 @@ class AutoPlan:
         45000000
         """
         return int((self.work_base + self.work_per_record * n) / max(int(d), 1))
+
+    def epoch_length(self, chains: int) -> float:
+        """Seconds between two exchanges of the best partition among ``chains`` chains.
+
+        >>> [AutoPlan().epoch_length(c) for c in (1, 2, 4, 6, 14)]
+        [15.0, 15.0, 7.5, 5.0, 5.0]
+        """
+        return max(self.min_epoch_seconds, self.epoch_seconds * 2 / max(2, int(chains)))
 
     def region_groups(self, k: int) -> int:
         """Groups in a region restart of the portfolio: 30 for k <= 3, else about
@@ -786,7 +804,7 @@ class _Portfolio:
             info_plan["regions"] = (f"{plan.region_groups(k)} groups, then ICSM's {plan.long_region_groups} with "
                                     f"Tour2Assignment from the first epoch that starts after "
                                     f"{plan.long_regions_after:g} s" +
-                                    (f" (epochs of {plan.epoch_seconds:g} s)" if self.mode == "chains"
+                                    (f" (epochs of {plan.epoch_length(1 + split):.3g} s)" if self.mode == "chains"
                                      else f" ({plan.part_epochs} epochs in all)"))
 
     def _offer(self, labels, value, who) -> None:
@@ -825,7 +843,7 @@ class _Portfolio:
         if self.mode == "chains":
             if self.plan.chain_epochs is not None:
                 return self.plan.chain_epochs
-            return max(1, int((self.ctx.remaining() - self.margin) // self.plan.epoch_seconds))
+            return max(1, int((self.ctx.remaining() - self.margin) // self.plan.epoch_length(1 + self.split_workers)))
         if self.mode == "parts":
             return self.plan.part_epochs if self.ctx.remaining() >= 20 else 1
         return 1
@@ -989,6 +1007,7 @@ class _Portfolio:
         offset = int(np.max(sol.labels)) + 1
         missing = 0
         until = time.monotonic() + max(0.0, epoch_end - time.time()) + min(2.0, 0.04 * self.limit)
+        chains = [sol.labels] if mode == "chains" else []
         for f, rows, start_labels in part_futures:
             res = self._collect(f, "icsm-restarts", until, keep=False)
             if res is None:  # no answer in time: the part keeps its starting groups
@@ -1001,9 +1020,12 @@ class _Portfolio:
                 if res is not None:
                     entry["sse"].append(res["sse"])
                     self._offer(part_labels, res["sse"], "icsm-restarts (chain in a worker)")
+                    chains.append(part_labels)
                 continue
             union[rows] = part_labels + offset
             offset += int(part_labels.max()) + 1
+        if len(chains) > 1:
+            self._merge_chains(entry, chains)
         if mode == "parts":
             value = sse(Z, union)
             entry["sse"] = value
@@ -1015,6 +1037,26 @@ class _Portfolio:
             self._offer(sol.labels, value, "icsm-restarts")
         if missing:
             entry["status"] = f"{missing} worker{'s' if missing > 1 else ''} gave no answer"
+
+    def _merge_chains(self, entry: dict, chains: list) -> None:
+        """The chains' improvements together (:func:`~._merge.merge_improvements`): each chain
+        improved some regions of the same start, mostly not the same ones, so the best
+        partition takes every improving difference that no better one overlaps, in rounds
+        until a round gains nothing."""
+        from ._merge import merge_improvements
+
+        t = time.monotonic()
+        labels, value = self.best.labels, self.best.sse
+        applied = 0
+        for _ in range(self.plan.merge_rounds):
+            merged, merged_sse, merge_info = merge_improvements(self.Z, labels, chains, value)
+            if not merged_sse < value - 1e-9 * max(1.0, value):
+                break
+            labels, value = merged, merged_sse
+            applied += merge_info["applied"]
+        entry["merge"] = {"applied": applied, "sse": value, "seconds": round(time.monotonic() - t, 4)}
+        if applied:
+            self._offer(labels, value, "icsm-restarts (chains merged)")
 
     # -- the end ----------------------------------------------------------------
     def _polish(self) -> None:
