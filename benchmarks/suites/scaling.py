@@ -99,7 +99,8 @@ def run_auto(data: str, k: int, limit: float, jobs: int) -> dict:
     res = microaggregate(df, k, method="auto", time_limit=limit, rng=0, n_jobs=jobs)
     wall = time.perf_counter() - t0
     smin, smax = _check_partition(res.labels, k)
-    comps = [{key: c.get(key) for key in ("name", "where", "mode", "processes", "sse", "seconds")}
+    comps = [{key: c.get(key) for key in ("name", "where", "mode", "epoch", "processes", "restarts", "sse", "merge",
+                                         "seconds") if key in c}
              for c in res.info.get("components") or []]
     return {"cell": "auto", "data": data, "k": k, "limit": limit, "jobs": jobs, "wall": wall,
             "IL": res.information_loss, "lower_bound_IL": res.lower_bound,
