@@ -125,6 +125,10 @@ def _run_in_process(argv: list[str], timeout: float) -> dict:
     return json.loads(proc.stdout.strip().splitlines()[-1])
 
 
+def _commit_run(r: dict) -> str:
+    return f"{r['commit']} (run {r['run']})" if r.get("run") else r["commit"]
+
+
 def table(rows: list[dict]) -> list[str]:
     out = []
     blocked = [r for r in rows if r.get("cell") == "blocked" and "error" not in r]
@@ -132,16 +136,17 @@ def table(rows: list[dict]) -> list[str]:
         out += ["## Blocked path (default call, k = 5, clustered data)", "",
                 "Parallel: the blocks once the workers are ready, and the repair windows. Serial rest: the "
                 "calling process alone (standardizing, waiting for the workers, planning the windows, the release "
-                "and its check). Speed-up: against the row with the fewest processes at the same n.", "",
+                "and its check). Speed-up: against the row of the same run and commit with the fewest processes.", "",
                 "| n x d | processes | wall s | speed-up | split (thread) | workers start | blocks after start | "
                 "repair windows | serial rest | IL | group sizes | cores | commit |",
                 "|---|---|---|---|---|---|---|---|---|---|---|---|---|"]
         for r in blocked:
-            base = min((b for b in blocked if b["n"] == r["n"]), key=lambda b: b["jobs"])
+            base = min((b for b in blocked if b["n"] == r["n"] and b["commit"] == r["commit"]
+                        and b.get("run") == r.get("run")), key=lambda b: b["jobs"])
             out.append(f"| {r['n']:.0e} x 10 | {r['jobs']} | {r['wall']:.1f} | {base['wall'] / r['wall']:.2f}x | "
                        f"{r['split'] or 0:.1f} | {r['workers_start']:.1f} | {r['blocks_after_start']:.1f} | "
                        f"{r['repair_windows']:.1f} | {r['serial_rest']:.1f} | {r['IL']:.6f} | "
-                       f"{r['sizes'][0]}..{r['sizes'][1]} | {r['cores']} | {r['commit']} |")
+                       f"{r['sizes'][0]}..{r['sizes'][1]} | {r['cores']} | {_commit_run(r)} |")
         out.append("")
     autos = [r for r in rows if r.get("cell") == "auto" and "error" not in r]
     if autos:
@@ -151,7 +156,7 @@ def table(rows: list[dict]) -> list[str]:
         for r in autos:
             lb = "" if r.get("lower_bound_IL") is None else f"{r['lower_bound_IL']:.4f}"
             out.append(f"| {r['data']} | {r['k']} | {r['limit']:g} | {r['jobs']} | {r['wall']:.1f} | {r['IL']:.4f} | "
-                       f"{lb} | {r.get('winner') or ''} | {r['cores']} | {r['commit']} |")
+                       f"{lb} | {r.get('winner') or ''} | {r['cores']} | {_commit_run(r)} |")
         out.append("")
     errors = [r for r in rows if "error" in r]
     for r in errors:
@@ -171,9 +176,21 @@ def main(argv: list[str] | None = None) -> int:
                     help="DATA:K:LIMIT of the auto cells, comma-separated; empty for none (default census:5:60)")
     ap.add_argument("--out", help="write scaling.md and scaling.json into this folder instead of results/")
     ap.add_argument("--no-write", action="store_true")
+    ap.add_argument("--table", nargs="+", metavar="ROWS",
+                    help="write the page from files of JSON rows (one per line, or a JSON list: rows run "
+                         "elsewhere, cell by cell); each file is one run")
+    ap.add_argument("--note", default="", help="with --table: how the rows were run (the page's Run line)")
     args = ap.parse_args(argv)
     if args.cell:
         print(json.dumps(_cell(args.cell)), flush=True)
+        return 0
+    if args.table:
+        rows = []
+        for i, name in enumerate(args.table):
+            text = Path(name).read_text().strip()
+            found = json.loads(text) if text.startswith("[") else [json.loads(x) for x in text.splitlines() if x]
+            rows += [{**r, "run": i + 1} for r in found]
+        _write(Path(args.out) if args.out else HERE / "results", rows, args.note)
         return 0
     jobs = [int(j) for j in args.jobs.split(",") if j]
     cells = [["blocked", n, str(j)] for n in args.n.split(",") if n for j in jobs]
@@ -188,14 +205,17 @@ def main(argv: list[str] | None = None) -> int:
     lines = table(rows)
     print("\n".join(lines))
     if not args.no_write:
-        folder = Path(args.out) if args.out else HERE / "results"
         stamp = time.strftime("%Y-%m-%d %H:%M UTC", time.gmtime())
-        doc = __doc__.split("\n\n``python -m")[0].strip()
-        (folder / "scaling.md").write_text(f"# Benchmark suite `scaling`\n\n{doc}\n\nRun: `python -m "
-                                           f"benchmarks.suites.scaling --jobs {args.jobs} --n {args.n} --auto "
-                                           f"{args.auto}` on {stamp}.\n\n" + "\n".join(lines) + "\n")
-        (folder / "scaling.json").write_text(json.dumps(rows, indent=1) + "\n")
+        _write(Path(args.out) if args.out else HERE / "results", rows,
+               f"`python -m benchmarks.suites.scaling --jobs {args.jobs} --n {args.n} --auto {args.auto}` on {stamp}")
     return 0 if not any("error" in r for r in rows) else 1
+
+
+def _write(folder: Path, rows: list[dict], note: str) -> None:
+    doc = __doc__.split("\n\n``python -m")[0].strip()
+    (folder / "scaling.md").write_text(f"# Benchmark suite `scaling`\n\n{doc}\n\nRun: {note}.\n\n"
+                                       + "\n".join(table(rows)) + "\n")
+    (folder / "scaling.json").write_text(json.dumps(rows, indent=1) + "\n")
 
 
 if __name__ == "__main__":
