@@ -89,9 +89,15 @@ class AutoPlan:
     ----------
     icsm, restarts, bound : bool, int, bool or None
         Without a time limit: one ICSM run from MDAV (default: when ``2k <= n <=
-        icsm_max_n``), that many ICSM region restarts after it (default: 100, 50 for k > 5,
-        about ``3n / (8k)`` and at least 5 on small data, where a region is most of it), the
-        nearest-neighbour lower bound (default: when ``2k <= n <= bound_max_n``).
+        icsm_max_n``), that many ICSM region restarts after it (default: about one per
+        group, ``5n / (4k)``, or ``3n / (4k)`` above k = 5, at least 5; at most
+        ``max(100, restart_records / n)``, and half of that above k = 5: a restart
+        re-solves about 30 groups in a few milliseconds, so on data of a thousand records
+        hundreds of restarts cost a second or two, while on larger data the first ICSM run
+        takes the time), the nearest-neighbour lower bound (default: when ``2k <= n <=
+        bound_max_n``).
+    restart_records : int
+        See ``restarts``.
     icsm_max_n, bound_max_n : int
         Above these many records no ICSM run and no bound (O(n^2 d) time) without a time
         limit; the portfolio skips the bound above ``bound_max_n`` too.
@@ -160,6 +166,7 @@ class AutoPlan:
     restarts: int | None = None
     bound: bool | None = None
     icsm_max_n: int = 50_000
+    restart_records: int = 250_000
     bound_max_n: int = 20_000
     work_base: float = 1.5e8
     work_per_record: float = 6.0e4
@@ -199,7 +206,9 @@ class AutoPlan:
         """The work without a time limit on ``n`` records in ``d`` columns at ``k``.
 
         >>> AutoPlan().fixed_work(1080, 13, 3)
-        {'icsm': True, 'restarts': 100, 'bound': True, 'two_swap': True, 'icsm_work': 16523076}
+        {'icsm': True, 'restarts': 231, 'bound': True, 'two_swap': True, 'icsm_work': 16523076}
+        >>> [AutoPlan().fixed_work(834, 13, k)["restarts"] for k in (3, 4, 5, 10)]
+        [299, 260, 208, 62]
         >>> AutoPlan().fixed_work(30_000, 10, 5)
         {'icsm': True, 'restarts': 100, 'bound': False, 'two_swap': False, 'icsm_work': 195000000}
         >>> AutoPlan(restarts=5, bound=False).fixed_work(1080, 13, 3)
@@ -208,12 +217,16 @@ class AutoPlan:
         icsm = self.icsm if self.icsm is not None else (n <= self.icsm_max_n and n >= 2 * k)
         icsm = bool(icsm) and n >= 2 * k
         restarts = 0
-        if icsm:  # a restart re-solves about 30 groups: on small data that is all of it
-            restarts = (self.restarts if self.restarts is not None
-                        else min(100 if k <= 5 else 50, max(5, n // (8 * k) * 3)))
+        if icsm:
+            restarts = self.restarts if self.restarts is not None else self._restarts(n, k)
         bound = self.bound if self.bound is not None else n <= self.bound_max_n
         return {"icsm": icsm, "restarts": int(restarts), "bound": bool(bound) and n >= 2 * k,
                 "two_swap": float(n) * n * d <= self.two_swap_max_work, "icsm_work": self.icsm_work(n, d)}
+
+    def _restarts(self, n: int, k: int) -> int:
+        """The default number of restarts without a time limit (see ``restarts``)."""
+        most = max(100 if k <= 5 else 50, self.restart_records // max(n, 1) * 5 // max(k, 5))
+        return min(most, max(5, (5 if k <= 5 else 3) * n // (4 * k)))
 
     def icsm_work(self, n: int, d: int) -> int:
         """ICSM's budget in work units without a time limit (see ``work_base``).
@@ -332,7 +345,7 @@ def fixed_plan(n: int, d: int, k: int) -> dict:
     """The work of ``auto`` without a time limit in the default plan (:meth:`AutoPlan.fixed_work`).
 
     >>> fixed_plan(1080, 13, 3)
-    {'icsm': True, 'restarts': 100, 'bound': True, 'two_swap': True, 'icsm_work': 16523076}
+    {'icsm': True, 'restarts': 231, 'bound': True, 'two_swap': True, 'icsm_work': 16523076}
     """
     return DEFAULT_PLAN.fixed_work(n, d, k)
 
