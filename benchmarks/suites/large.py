@@ -113,7 +113,7 @@ def _commit() -> str:
         head = subprocess.run(["git", "rev-parse", "--short=10", "HEAD"], cwd=root, capture_output=True,
                               text=True).stdout.strip()
         dirty = subprocess.run(["git", "status", "--porcelain", "--untracked-files=no", "--", "pysdcmicro",
-                                "benchmarks"], cwd=root, capture_output=True, text=True).stdout.strip()
+                                "benchmarks", ":!benchmarks/results"], cwd=root, capture_output=True, text=True).stdout.strip()
         return head + ("+dirty" if dirty else "")
     except OSError:
         return "unknown"
