@@ -126,7 +126,8 @@ def _index_fresh(module_name: str, functions: tuple[str, ...]) -> bool:
     source = os.path.join(os.path.dirname(os.path.abspath(__file__)),
                           *module_name.split(".")[1:]) + ".py"
     try:
-        text = open(source, encoding="utf-8").read()
+        with open(source, encoding="utf-8") as fh:
+            text = fh.read()
         source_mtime = os.stat(source).st_mtime
     except OSError:
         return False

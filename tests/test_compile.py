@@ -183,3 +183,15 @@ def test_the_cache_index_on_disk_tells_a_warm_kernel_without_importing_numba(mon
     monkeypatch.undo()
     monkeypatch.setenv("NUMBA_CACHE_DIR", "/nonexistent")
     assert _compile._index_fresh(module, functions) is False
+
+
+def test_the_quick_check_closes_the_files_it_reads():
+    import gc
+    import warnings
+
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        for module, functions in _compile._MODULES.values():
+            _compile._index_fresh(module, functions)
+        gc.collect()
+    assert not [w for w in caught if issubclass(w.category, ResourceWarning)]
