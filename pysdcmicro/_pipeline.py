@@ -233,18 +233,12 @@ def partition(job: Job, prep: Prepared, executor: Any = None) -> Partitioned:
     """Method and improvement steps on the whole data, on each stratum or on blocks. A
     Ctrl-C returns the best partition so far (``status="limit"``); the z-scores are
     released from ``prep`` once the partition is fixed. ``executor``: the blocked path's
-    workers, already started (:func:`early_workers`); closed here."""
+    workers, already started (:func:`early_workers`), for the blocks to use."""
     ds, k, Z = job.ds, job.k, prep.Z
     root = _root_context(job, prep)
-    try:
-        plan, options = _plan(job, prep, root)
-    except BaseException:
-        if executor is not None:
-            executor.close(cancel=True)
-        raise
-    if plan is None and executor is not None:
+    plan, options = _plan(job, prep, root)
+    if plan is None and executor is not None:  # the workers are not needed after all
         executor.close(cancel=True)
-        executor = None
     try:
         _interrupt.start_solving()  # the command line: raises at once if Ctrl-C came while preparing
         _compile.announce(root, job.method.name, blocked=plan is not None,
@@ -259,7 +253,6 @@ def partition(job: Job, prep: Prepared, executor: Any = None) -> Partitioned:
             labels, status, message, lower, info = solve_blocked(
                 plan, Z_part, k, root, method=job.method.core, options=options, improve=job.steps,
                 improve_options=None, strata=ds.strata, strata_names=ds.strata_names, executor=executor)
-            executor = None
             del Z_part
         elif ds.strata is None:
             sol, _ = solve_block(job.method.core, options, job.steps, Z, k, root)
@@ -278,8 +271,6 @@ def partition(job: Job, prep: Prepared, executor: Any = None) -> Partitioned:
         message = ("interrupted (Ctrl-C) before the " + ("method started" if early else "blocks had a partition")
                    + ": records grouped in runs of k along their first principal axis")
     finally:
-        if executor is not None:  # the run ended before the blocks took the workers
-            executor.close(cancel=True)
         _interrupt.stop_solving()
         if isinstance(job.callback, TerminalProgress):
             job.callback.close()
@@ -394,11 +385,10 @@ def run(job: Job, *, stacklevel: int = 1) -> MicroaggregationResult:
     executor = early_workers(job)
     try:
         prep = prepare(job, stacklevel=stacklevel + 1)
-    except BaseException:
+        part = partition(job, prep, executor)
+    finally:  # stopped if the run ended before the blocks took them (closing twice does nothing)
         if executor is not None:
             executor.close(cancel=True)
-        raise
-    part = partition(job, prep, executor)
     return result(job, prep, part, release(job, prep, part))
 
 

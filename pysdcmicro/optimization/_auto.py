@@ -91,7 +91,8 @@ class AutoPlan:
         Without a time limit: one ICSM run from MDAV (default: when ``2k <= n <=
         icsm_max_n``), that many ICSM region restarts after it (default: about one per
         group, ``5n / (4k)``, or ``3n / (4k)`` above k = 5, at least 5; at most
-        ``max(100, restart_records / n)``, and half of that above k = 5: a restart
+        ``max(100, restart_records / n)``, above k = 5 ``max(50, restart_records / n * 5 / k)``:
+        a restart
         re-solves about 30 groups in a few milliseconds, so on data of a thousand records
         hundreds of restarts cost a second or two, while on larger data the first ICSM run
         takes the time), the nearest-neighbour lower bound (default: when ``2k <= n <=
