@@ -27,7 +27,7 @@ _MODULES = {
     "mdav": ("pysdcmicro.constructive._mdav_numba", ("mdav_rounds",)),
     "icsm": ("pysdcmicro.local_search._icsm_numba",
              ("pool_moves", "npn_tour", "best_cycle", "near_groups", "refine_groups")),
-    "tour": ("pysdcmicro.univariate._hm_numba", ("dp_circular",)),
+    "tour": ("pysdcmicro.univariate._hm_numba", ("dp_circular", "backtrack")),
     "two-swap": ("pysdcmicro.local_search._two_swap_numba", ("swap_moves", "best_rows")),
     "blocked": ("pysdcmicro.large._local_numba", ("sweeps", "nearest_groups")),
 }
@@ -154,8 +154,12 @@ def cold_kernels(families: tuple[str, ...]) -> list[str]:
     """The kernels of ``families`` that the next call would compile (``module.function``)."""
     if not families or not _numba_installed():
         return []
+    from . import _aot
+
     out = []
     for family in families:
+        if _aot.family(family) is not None:  # compiled when the package was built
+            continue
         module_name, functions = _MODULES[family]
         if module_name not in sys.modules and _index_fresh(module_name, functions):
             continue

@@ -26,6 +26,7 @@ def test_a_kernel_compiled_in_this_process_is_not_cold():
 
 def test_cold_kernels_put_compiling_on_the_progress_line(monkeypatch):
     pytest.importorskip("numba")
+    monkeypatch.setenv("PYSDCMICRO_NO_AOT", "1")  # numba's JIT kernels, as without the built ones
     monkeypatch.setattr(_compile, "_cold", lambda fn: True)
     monkeypatch.setattr(_compile, "_index_fresh", lambda module, functions: False)
     events = []
@@ -122,7 +123,7 @@ def test_no_kernel_compiles_a_literal_specialization(tmp_path):
     import subprocess
     import sys
 
-    env = {**os.environ, "NUMBA_CACHE_DIR": str(tmp_path)}
+    env = {**os.environ, "NUMBA_CACHE_DIR": str(tmp_path), "PYSDCMICRO_NO_AOT": "1"}  # numba's JIT kernels
     env.pop("PYSDCMICRO_NO_NUMBA", None)
     out = subprocess.run([sys.executable, "-c", _LITERALS], env=env, capture_output=True, text=True, timeout=600)
     assert out.returncode == 0, out.stderr[-2000:]
@@ -150,7 +151,7 @@ def test_blocked_path_on_a_fresh_install_gives_the_same_partition(tmp_path):
     import subprocess
     import sys
 
-    env = {**os.environ, "NUMBA_CACHE_DIR": str(tmp_path)}
+    env = {**os.environ, "NUMBA_CACHE_DIR": str(tmp_path), "PYSDCMICRO_NO_AOT": "1"}  # numba's JIT kernels
     env.pop("PYSDCMICRO_NO_NUMBA", None)
     outs = []
     for _ in range(2):  # cold, then warm

@@ -39,6 +39,7 @@ and the working arrays compacted once a quarter of them are gone.
 from __future__ import annotations
 
 import threading
+import types
 
 import numpy as np
 
@@ -150,6 +151,24 @@ def _kernels():
     return _NB or None
 
 
+def _ahead_of_time():
+    """The rounds compiled when the package was built (:mod:`pysdcmicro._aot`), with the
+    attributes of :mod:`._mdav_numba` that this module uses, or None."""
+    from .. import _aot
+
+    fam = _aot.family("mdav")
+    if fam is None:
+        return None
+    from ._mdav_arrays import prepare
+
+    return types.SimpleNamespace(mdav_rounds=fam.mdav_rounds, prepare=prepare, warm=lambda: True)
+
+
+def _loaded(nb) -> bool:
+    """Whether ``nb``'s rounds run without loading or compiling anything in this process."""
+    return bool(getattr(nb.mdav_rounds, "signatures", True))
+
+
 #: Calls on small inputs so far in this process (see :func:`_compiled_for`).
 _SMALL_CALLS = 0
 #: Set in a worker process while another worker compiles the rounds (see compiled_elsewhere).
@@ -178,6 +197,9 @@ def _compiled_for(Z: np.ndarray, deadline=None):
     global _SMALL_CALLS
     if Z.shape[0] == 0 or Z.shape[1] == 0:
         return None
+    aot = _ahead_of_time()
+    if aot is not None:  # machine code from the build: nothing to load or compile
+        return aot
     small = Z.size < _COMPILED_MIN_WORK
     if small and not (_NB and _NB.mdav_rounds.signatures):  # not loaded in this process
         _SMALL_CALLS += 1
@@ -399,7 +421,7 @@ def _compiled_solve(nb, Z: np.ndarray, k: int, ctx: Context) -> Solution:
     records not yet grouped are split quickly (status "limit")."""
     args = nb.prepare(_scaled(Z))
     X = args[0]
-    if Z.size < _INLINE_MAX_WORK and nb.mdav_rounds.signatures:  # milliseconds: no helper thread
+    if Z.size < _INLINE_MAX_WORK and _loaded(nb):  # milliseconds: no helper thread
         labels = np.empty(X.shape[0], dtype=np.int64)
         nb.mdav_rounds(*args, k, labels, np.zeros(1, dtype=np.int64))
         return Solution(labels=labels, status="done")

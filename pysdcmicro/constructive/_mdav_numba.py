@@ -50,6 +50,7 @@ from numba import njit
 from .._compile import cached
 from .._select import kth_smallest as _kth_smallest
 from .._select import stable_argsort
+from ._mdav_arrays import prepare
 
 __all__ = ["mdav_rounds", "prepare", "warm"]
 
@@ -62,24 +63,6 @@ def warm() -> bool:
     """True when calling :func:`mdav_rounds` costs no compilation: compiled in this process
     already, or a current on-disk cache (numba's index for this source file) exists."""
     return cached(mdav_rounds)
-
-
-def prepare(X: np.ndarray):
-    """The arrays :func:`mdav_rounds` needs: ``(X, norms, XT32, n32, scale2, E)`` where X is
-    a C-contiguous float64 copy, ``norms`` its squared row norms (numpy's einsum: the numpy
-    rounds' numbers), ``XT32`` the scaled float32 transpose, ``n32`` the scaled float32 norms,
-    ``scale2`` the (power-of-two) factor of squared quantities, ``E`` the screening bound."""
-    X = np.array(X, dtype=np.float64, order="C", copy=True)
-    norms = np.einsum("ij,ij->i", X, X)
-    big = float(norms.max()) if norms.size else 0.0
-    e = 0 if not big > 0 else int(np.ceil(np.log2(big) / 2.0))
-    scale = float(np.ldexp(1.0, -e))
-    scale2 = scale * scale
-    XT32 = np.ascontiguousarray((X * scale).T, dtype=np.float32)
-    n32 = (norms * scale2).astype(np.float32)
-    d = X.shape[1]
-    E = (4 * d + 40) * 2.0 ** -24 + (4 * d + 40) * 2.0 ** -50 + 1e-30
-    return X, norms, XT32, n32, scale2, E
 
 
 @njit(cache=True, nogil=True, fastmath=True)

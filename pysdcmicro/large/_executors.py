@@ -260,20 +260,22 @@ def compile_family(family: str) -> str:
 def _load_cached_kernels() -> None:
     """Load the compiled MDAV rounds and the repair sweeps from numba's on-disk cache, when
     it holds them (a tenth of a second or more per process): while the workers start, not
-    inside a block's or a window's time budget. Nothing is compiled here."""
+    inside a block's or a window's time budget. Nothing is compiled here, and nothing is
+    loaded for the families compiled when the package was built (:mod:`pysdcmicro._aot`)."""
     try:
         import numpy as np
 
+        from .. import _aot
         from ..constructive import _mdav
 
-        nb = _mdav._kernels()
         Z = np.random.default_rng(0).standard_normal((24, 2))
+        nb = None if _aot.family("mdav") else _mdav._kernels()  # built ones: nothing to load
         if nb is not None and nb.warm():
             _mdav._compiled_labels(nb, Z, 2)
         from . import _local
 
         lk = _local._kernels()
-        if lk is not None and all(_cached(getattr(lk, name)) for name in ("sweeps", "nearest_groups")):
+        if lk is not None and not _aot.family("blocked") and all(_cached(getattr(lk, name)) for name in ("sweeps", "nearest_groups")):
             from .._context import Context
 
             _local.batch_local_search(Z, np.arange(24) // 3, 3, Context(0))

@@ -61,7 +61,8 @@ _PLAIN_NB = None
 
 
 def _kernels():
-    """The compiled sweeps (numba; compiled on first use, cached on disk), or None.
+    """The compiled sweeps, or None: those compiled when the package was built
+    (:mod:`pysdcmicro._aot`), else numba's (compiled on first use, cached on disk).
 
     Thread-safe: a thread asking while another imports them waits for that import, so every
     thread runs the same search (the same partition as a 1-process run of the seed)."""
@@ -69,8 +70,10 @@ def _kernels():
     if _NB is None:
         with _NB_LOCK:
             if _NB is None:
-                found = False
-                if not os.environ.get("PYSDCMICRO_NO_NUMBA"):
+                from .. import _aot
+
+                found = _aot.family("blocked") or False  # compiled when the package was built
+                if not found and not os.environ.get("PYSDCMICRO_NO_NUMBA"):
                     try:
                         from . import _local_numba
                         found = _local_numba

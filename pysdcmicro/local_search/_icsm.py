@@ -66,9 +66,15 @@ from ._state import Partition, tolerance
 
 
 def _kernels():
-    """The compiled inner loops (:mod:`._icsm_numba`), imported at first use: importing
-    numba costs tenths of a second, which a call that runs no ICSM (a first MDAV from R)
-    need not pay."""
+    """The compiled inner loops: those compiled when the package was built
+    (:mod:`pysdcmicro._aot`), else :mod:`._icsm_numba`, imported at first use (importing
+    numba costs tenths of a second, which a call that runs no ICSM, a first MDAV from R,
+    need not pay)."""
+    from .. import _aot
+
+    built = _aot.family("icsm")
+    if built is not None:
+        return built
     from . import _icsm_numba
 
     return _icsm_numba

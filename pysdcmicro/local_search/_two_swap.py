@@ -148,7 +148,11 @@ def _two_swap_compiled(P: Partition, *, max_iterations: int | None, ctx: Context
                        report_every: float) -> tuple[int, str]:
     """Swaps only, with the compiled bookkeeping of :mod:`._two_swap_numba` (the same moves
     as the matrix-product rows, in O(n + g k) memory)."""
-    from . import _two_swap_numba as kern
+    from .. import _aot
+
+    kern = _aot.family("two-swap")  # compiled when the package was built, else numba's
+    if kern is None:
+        from . import _two_swap_numba as kern
 
     n, g = P.n, P.g
     tol = tolerance(P)

@@ -59,6 +59,14 @@ def _kernels():
     return _NB or None
 
 
+def _tour_kernels():
+    """The compiled circular DP and backtrack: compiled when the package was built
+    (:mod:`pysdcmicro._aot`), else numba's (:func:`_kernels`), or None."""
+    from .. import _aot
+
+    return _aot.family("tour") or _kernels()
+
+
 def have_compiled_kernel() -> bool:
     """True when the numba kernel of the DP is available (``pip install numba``)."""
     return _kernels() is not None
@@ -191,7 +199,7 @@ def _dp(Zo: np.ndarray, k: int, m: int, compiled: bool = True):
 
 
 def _backtrack(choice: np.ndarray, n: int, compiled: bool = True) -> np.ndarray:
-    nb = _kernels() if compiled and n >= _COMPILED_MIN_WORK else None
+    nb = _tour_kernels() if compiled and n >= _COMPILED_MIN_WORK else None
     if nb is not None:
         return nb.backtrack(choice, n)
     runs = []
@@ -278,7 +286,7 @@ def circular_runs(Zo: np.ndarray, k: int, max_size: int | None = None) -> tuple[
     R = min(m, n)
     Zd = np.concatenate([Zo, Zo[:R - 1]])
     C = _window_costs(Zd, 0, Zd.shape[0] + 1, k, m)
-    nb = _kernels() if n * R * (m - k + 1) >= _COMPILED_MIN_WORK else None
+    nb = _tour_kernels() if n * R * (m - k + 1) >= _COMPILED_MIN_WORK else None
     if nb is not None:
         fh, fl, choice = nb.dp_circular(C, n, k, R)
     else:

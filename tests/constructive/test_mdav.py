@@ -307,6 +307,7 @@ def test_screened_rounds_equal_the_rounds_before_screening():
 def test_small_inputs_take_the_compiled_rounds_from_the_second_call(monkeypatch):
     """Loading the compiled rounds costs about half a second in a process that has not used
     numba; the first small call takes the numpy rounds, later ones the cached compiled ones."""
+    monkeypatch.setenv("PYSDCMICRO_NO_AOT", "1")  # numba's JIT rounds (without the built ones)
     class Rounds:
         signatures: list = []
 
@@ -331,9 +332,25 @@ def test_small_inputs_take_the_compiled_rounds_from_the_second_call(monkeypatch)
     assert _mdav_mod._compiled_for(Z) is fake  # loaded in this process: always
 
 
+def test_the_built_rounds_serve_every_input_without_loading_numba(monkeypatch):
+    """With the rounds compiled when the package was built, even the first small call takes
+    them: there is nothing to load."""
+    from pysdcmicro import _aot
+
+    built = _aot.family("mdav")
+    if built is None:
+        pytest.skip("the package was installed without its compiled kernels (pysdcmicro._aot)")
+    monkeypatch.setattr(_mdav_mod, "_SMALL_CALLS", 0)
+    monkeypatch.setattr(_mdav_mod, "_ELSEWHERE", True)
+    for shape in ((10, 2), (_mdav_mod._COMPILED_MIN_WORK, 1)):
+        assert _mdav_mod._compiled_for(np.zeros(shape)).mdav_rounds is built.mdav_rounds
+    assert _mdav_mod._compiled_for(np.zeros((0, 2))) is None
+
+
 def test_while_another_process_compiles_the_rounds_large_inputs_take_numpy(monkeypatch):
     """A worker told that another worker compiles the rounds (a fresh install) takes the
     numpy rounds for large inputs until the disk cache holds the compiled ones."""
+    monkeypatch.setenv("PYSDCMICRO_NO_AOT", "1")  # numba's JIT rounds (without the built ones)
     class Rounds:
         signatures: list = []
 
