@@ -2,17 +2,19 @@
 first call on a fresh install does not wait for numba.
 
 numba compiles a kernel the first time a process calls it, and keeps the machine code in its
-on-disk cache for later processes. On a fresh install the blocked path's first call pays
-several CPU-seconds per kernel family for that, more than the call's own work at 10^5
-records (and ``auto``'s ICSM on a few thousand). So the build (``setup.py``, on ``pip install``) compiles the families listed in
-:data:`EXPORTS` with numba's ahead-of-time compiler (``numba.pycc``) into the extension
-module :data:`EXTENSION`, from the same source as the JIT kernels:
+on-disk cache for later processes. On a fresh install the first call pays several
+CPU-seconds per kernel family for that: more than the call's own work on the blocked path
+at 10^5 records, or in ``auto`` on a few thousand. So the build (``setup.py``, on ``pip
+install``) compiles the families listed in :data:`EXPORTS` with numba's ahead-of-time
+compiler (``numba.pycc``) into the extension module :data:`EXTENSION`, from the same source
+as the JIT kernels:
 
 * the same LLVM code for the same types, so the same results (the tests compare them);
 * the GIL released during a call, as the JIT kernels' ``nogil=True`` (a watching thread can
   stop MDAV's rounds at a time limit or a Ctrl-C);
 * the extension needs numpy only at run time: a process that uses only these families does
-  not import numba (half a second per process).
+  not import numba (half a second and about 100 MiB per process, worker processes
+  included).
 
 At run time :func:`family` returns a family's compiled functions when the extension is
 importable and was built from the kernel sources on disk (their hash is compiled in), and
@@ -80,7 +82,8 @@ EXPORTS: dict[str, tuple[str, dict[str, tuple[str, str]]]] = {
 
 #: The source files (relative to the package) the compiled code is made from.
 SOURCES = ("constructive/_mdav_numba.py", "large/_local_numba.py", "local_search/_icsm_numba.py",
-           "local_search/_two_swap_numba.py", "univariate/_hm_numba.py", "_select.py")
+           "local_search/_two_swap_numba.py", "univariate/_hm_numba.py", "_select.py",
+           "_compile.py")  # its njit decorates the kernels
 
 
 def source_stamp(root: str | None = None) -> int:

@@ -3,7 +3,8 @@ say why the first run on an install is slow.
 
 numba compiles a kernel the first time a process calls it and keeps the machine code in
 its on-disk cache (``cache=True``), which later processes load in a fraction of the time.
-A kernel is *cold* when neither this process nor the disk cache has it. The check reads
+A kernel is *cold* when neither this process nor the disk cache has it; the families
+compiled when the package was built (:mod:`pysdcmicro._aot`) never are. The check reads
 the dispatcher's signatures and the cache index only; it compiles nothing, and it imports a
 kernel module only when numba is installed (the call would import it anyway).
 

@@ -192,7 +192,8 @@ def _compiled_for(Z: np.ndarray, deadline=None):
     numpy rounds on Tarragona or EIA. So the first small call in a process takes the numpy
     rounds, and the second loads the compiled ones when the disk cache has them: a session
     that calls MDAV again and again (as from R) runs every later call several times faster,
-    and a single call (a script, a first call from R) is not slowed. Under a time limit
+    and a single call (a script, a first call from R) is not slowed. The rounds compiled when
+    the package was built (:mod:`pysdcmicro._aot`) need no loading: they serve every input. Under a time limit
     (``deadline``) small inputs take the numpy rounds until the compiled ones are loaded."""
     global _SMALL_CALLS
     if Z.shape[0] == 0 or Z.shape[1] == 0:

@@ -275,7 +275,8 @@ def _load_cached_kernels() -> None:
         from . import _local
 
         lk = _local._kernels()
-        if lk is not None and not _aot.family("blocked") and all(_cached(getattr(lk, name)) for name in ("sweeps", "nearest_groups")):
+        if lk is not None and not _aot.family("blocked") \
+                and all(_cached(getattr(lk, name)) for name in ("sweeps", "nearest_groups")):
             from .._context import Context
 
             _local.batch_local_search(Z, np.arange(24) // 3, 3, Context(0))
