@@ -43,6 +43,7 @@ groups, s group size) plus O(n W d / k) for the windows' centroid distances.
 
 from __future__ import annotations
 
+import math
 import os
 import pickle
 import time
@@ -308,7 +309,7 @@ def solve_blocked(plan: BlockPlan, Z: np.ndarray, k: int, ctx, *, method: Any, o
     block_info: dict = {"count": n_blocks, "block_size": plan.block_size}
     blocks_started = time.monotonic()
     try:
-        block_labels, statuses, messages, seconds, interrupted, blocks = _solve_blocks(
+        block_labels, statuses, messages, seconds, interrupted, blocks, block_sses = _solve_blocks(
             feed, Z, k, ctx, executor, memory, local_pid, method_ref, options, improve, improve_options,
             share=0.6 if plan.repair is not None and plan.repair_passes else 1.0)
         unsplit = rest_parts = 0
@@ -367,9 +368,12 @@ def solve_blocked(plan: BlockPlan, Z: np.ndarray, k: int, ctx, *, method: Any, o
                 "repair": {"improver": plan.settings()["repair"], "passes": [], "skipped": "interrupted (Ctrl-C)"}}
         executor.close(cancel=True)
         return labels, "limit", "; ".join(message_parts), None, info
-    block_sse = sse_of(Z, labels)
+    # each block's SSE came from its task (groups never straddle blocks here): summed in
+    # block order, so the same whatever order the blocks finished in
+    block_sse = math.fsum(block_sses) if None not in block_sses else sse_of(Z, labels)
     ctx.report(stage="blocks", sse=block_sse, blocks=f"{n_blocks}/{n_blocks}")
     repair_info: dict = {"improver": plan.settings()["repair"], "options": dict(plan.repair_options), "passes": []}
+    block_labels = labels.copy() if plan.repair is not None and n_blocks > 1 else labels
     try:
         if plan.repair is not None and n_blocks > 1:
             region = None
@@ -387,9 +391,15 @@ def solve_blocked(plan: BlockPlan, Z: np.ndarray, k: int, ctx, *, method: Any, o
             repair_info["skipped"] = "one block" if n_blocks <= 1 else "repair is off"
     finally:
         executor.close()
-    final_sse = repair_info.pop("_sse", None)  # the last completed pass's SSE, already computed
-    if final_sse is None:
-        final_sse = sse_of(Z, labels) if repair_info["passes"] else block_sse
+    # The passes track their SSE from the windows' own before/after values; the result's is
+    # computed over every record once, and a repair that raised it (a bug: every window is
+    # checked) is dropped, never a worse partition.
+    repair_info.pop("_sse", None)
+    final_sse = sse_of(Z, labels) if repair_info["passes"] else block_sse
+    if final_sse > block_sse + 1e-9 * max(1.0, block_sse):
+        labels, final_sse = block_labels, block_sse
+        repair_info["dropped"] = "the repaired partition had a larger SSE than the blocks': kept the blocks'"
+    del block_labels
     repair_info["sse_before"] = block_sse
     repair_info["sse_after"] = final_sse
     il_before, il_after = ctx._il(block_sse), ctx._il(final_sse)
@@ -520,7 +530,7 @@ def _solve_blocks(blocks, Z, k, ctx, executor, memory, local_pid, method, option
         if lab.shape != (rows.size,):  # pragma: no cover  (a core bug; _solve_block checks it)
             raise RuntimeError("a block returned labels of the wrong length")
     return (labels, [r["status"] for r in out], [r["message"] for r in out], time.monotonic() - started,
-            interrupted, blocks)
+            interrupted, blocks, [r.get("sse") for r in out])
 
 
 def quick_labels(Z: np.ndarray, k: int) -> np.ndarray:
@@ -601,6 +611,7 @@ def _repair(plan: BlockPlan, Z, k, ctx, labels, strata, executor, memory, local_
         seeds = [int(s) for s in ctx.rng.integers(0, 2**63 - 1, size=n_win, dtype=np.int64)]
         before_pass = sse_of(Z, labels) if start_sse is None else start_sse
         start_sse = info["_sse"] = None
+        gains: dict[int, float] = {}  # accepted windows' SSE decreases (windows hold whole groups)
         improved = [0]
         done = [0]
         next_id = [int(labels.max()) + 1]
@@ -630,6 +641,7 @@ def _repair(plan: BlockPlan, Z, k, ctx, labels, strata, executor, memory, local_
                     counts = np.bincount(new)
                     if counts[counts > 0].min() >= k and after < before - 1e-12 * max(1.0, before):
                         accepted[i] = new
+                        gains[i] = before - after
             if done[0] == n_win or done[0] % max(1, n_win // 20) == 0:
                 ctx.report(stage=f"repair {p + 1}/{plan.repair_passes}", iteration=done[0],
                            windows=f"{done[0]}/{n_win}")
@@ -663,17 +675,14 @@ def _repair(plan: BlockPlan, Z, k, ctx, labels, strata, executor, memory, local_
             info["passes"].append({"windows": n_win, "windows_done": done[0], "improved": improved[0],
                                    "interrupted": True})
             break
-        prior = labels.copy()
         seconds_windows = time.monotonic() - planned
         apply_accepted()
         used = np.bincount(labels) > 0  # groups dissolved by a window: renumber without gaps, O(n)
         if not used.all():
             labels = (np.cumsum(used) - 1)[labels]
-        after_pass = sse_of(Z, labels)
-        if after_pass > before_pass + 1e-9 * max(1.0, before_pass):  # pragma: no cover  (guarded per window)
-            # a window's reported SSEs were wrong: the pass is dropped, never a worse partition
-            labels, after_pass, improved[0] = prior, before_pass, 0
-        del prior
+        # windows are disjoint and hold whole groups: the pass lowers the SSE by the sum of the
+        # accepted windows' decreases (in window order); the caller checks the final SSE
+        after_pass = before_pass - math.fsum(gains[i] for i in sorted(gains))
         start_sse = info["_sse"] = after_pass
         pass_info = {"windows": n_win, "improved": improved[0], "quantile": q,
                      "sse_before": before_pass, "sse_after": after_pass,

@@ -50,7 +50,8 @@ def _improver_core(improver: Any):
 
 def solve_block_task(Z: np.ndarray, k: int, method: Any, options: dict, improve: Any,
                      improve_options: dict | None, seed: int, seconds: float | None) -> dict:
-    """Run the method (then the improvement steps) on one block; labels 0..g-1 of the block.
+    """Run the method (then the improvement steps) on one block; labels 0..g-1 of the block,
+    and their SSE (computed here, in parallel, so that the caller need not recompute it).
 
     ``method`` is the method core and ``improve`` the improvement steps, both resolved by the
     caller (:func:`pysdcmicro._solve.resolve_improve`); ``improve_options`` is unused."""
@@ -58,11 +59,15 @@ def solve_block_task(Z: np.ndarray, k: int, method: Any, options: dict, improve:
     from .._solve import solve_block
 
     started = time.perf_counter()
+    from .._partition import sse
+
     ctx = Context(seed, seconds)
-    sol, _ = solve_block(method, options, list(improve or ()), np.ascontiguousarray(Z), k, ctx)
-    return {"labels": np.asarray(sol.labels, dtype=np.int64), "status": sol.status, "message": sol.message,
-            "info": sol.info, "seconds": time.perf_counter() - started, "pid": os.getpid(),
-            "peak_kib": peak_rss_kib()}
+    Z = np.ascontiguousarray(Z)
+    sol, _ = solve_block(method, options, list(improve or ()), Z, k, ctx)
+    labels = np.asarray(sol.labels, dtype=np.int64)
+    return {"labels": labels, "sse": sse(Z, labels) if labels.shape == (Z.shape[0],) else None,
+            "status": sol.status, "message": sol.message, "info": sol.info,
+            "seconds": time.perf_counter() - started, "pid": os.getpid(), "peak_kib": peak_rss_kib()}
 
 
 def improve_window_task(Z: np.ndarray, labels: np.ndarray, k: int, improver: Any, options: dict,

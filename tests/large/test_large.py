@@ -223,6 +223,39 @@ def test_blocked_result_is_a_valid_k_partition_with_whole_data_il():
     assert any(np.unique(block_of[rows]).size > 1 for rows in res.groups)
 
 
+def test_tracked_sses_are_those_of_the_partitions():
+    # the blocks' SSE is summed from their tasks and each pass's from its windows' decreases;
+    # both must be the SSE of the partition, computed over every record
+    X = make_synthetic(1500, 3, kind="clustered", rng=8)
+    Z = zscore(X)
+    plain = microaggregate(X, 3, blocks={"size": 200, "repair": "none"}, n_jobs=1, method="mdav", rng=0)
+    assert plain.info["repair"]["sse_before"] == pytest.approx(naive_sse(Z, plain.labels), rel=1e-9)
+    res = microaggregate(X, 3, blocks={"size": 200, "repair_passes": 3}, n_jobs=1, method="mdav", rng=0)
+    repair = res.info["repair"]
+    assert repair["sse_before"] == pytest.approx(plain.info["repair"]["sse_before"], rel=1e-12)
+    passes = repair["passes"]
+    assert len(passes) == 3 and passes[0]["sse_before"] == repair["sse_before"]
+    assert all(a["sse_after"] == b["sse_before"] for a, b in zip(passes, passes[1:]))
+    assert passes[-1]["sse_after"] == pytest.approx(naive_sse(Z, res.labels), rel=1e-9)
+    assert repair["sse_after"] == pytest.approx(naive_sse(Z, res.labels), rel=1e-12)
+    assert repair["sse_after"] < repair["sse_before"] and "dropped" not in repair
+
+
+def test_a_repair_whose_windows_misreport_is_dropped(monkeypatch):
+    X = make_synthetic(600, 3, rng=6)
+    plain = microaggregate(X, 3, blocks={"size": 100, "repair": "none"}, n_jobs=1, method="mdav")
+
+    def lying(Z, labels, k, *args, **kwargs):  # a worse partition, reported as a better one
+        out = np.minimum(np.arange(Z.shape[0]) // k, Z.shape[0] // k - 1)  # runs of k rows, in row order
+        return {"labels": out, "status": "done", "message": "", "before": 1.0, "after": 0.0, "pid": None}
+
+    monkeypatch.setattr(_blocked, "improve_window_task", lying)
+    res = microaggregate(X, 3, blocks={"size": 100}, n_jobs=1, method="mdav")
+    assert_k_partition(res.labels, 600, 3)
+    assert res.sse == pytest.approx(plain.sse, rel=1e-12)
+    assert "larger SSE" in res.info["repair"]["dropped"]
+
+
 def test_repair_never_raises_sse_nor_breaks_group_sizes():
     X = make_synthetic(600, 3, rng=6)
 
