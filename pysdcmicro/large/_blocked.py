@@ -57,7 +57,7 @@ from .._errors import InvalidInputError, InvalidTypeError, StratumTooSmallError
 from .._partition import sse as sse_of
 from .._result import Solution
 from .._validation import check_n_jobs
-from ._blocks import block_sizes, group_windows, iter_principal_blocks
+from ._blocks import block_sizes, group_windows, split_blocks
 from ._executors import SerialExecutor, _load_cached_kernels, available_cores, make_executor
 from ._tasks import improve_window_task, peak_rss_kib, solve_block_task
 
@@ -416,9 +416,9 @@ def solve_blocked(plan: BlockPlan, Z: np.ndarray, k: int, ctx, *, method: Any, o
 
 
 class _BlockFeed:
-    """The blocks of :func:`~pysdcmicro.large.principal_blocks`, split in a helper thread
+    """The blocks of :func:`~pysdcmicro.large.principal_blocks`, split in helper threads
     while the first ones are already being solved (the split is the serial step before the
-    workers can start: 3-4 s at 10^6 x 10, with the workers idle). ``feed[i]`` waits until
+    workers can start: seconds at 10^6 x 10, with the workers idle). ``feed[i]`` waits until
     block ``i`` exists; ``len(feed)`` is known at once (the cut positions depend on the
     record counts only). The same blocks in the same order as the list version."""
 
@@ -426,7 +426,7 @@ class _BlockFeed:
         import threading
 
         self._sizes = [m for root in roots for m in block_sizes(int(root.size), k, block_size)]
-        self._blocks: list[np.ndarray] = []
+        self._blocks: list[np.ndarray | None] = [None] * len(self._sizes)
         self._error: BaseException | None = None
         self._done = False
         self._stop = False
@@ -436,15 +436,15 @@ class _BlockFeed:
                                         name="pysdcmicro-split")
         self._thread.start()
 
+    def _emit(self, i: int, rows: np.ndarray) -> None:
+        with self._cond:
+            self._blocks[i] = rows
+            self._cond.notify_all()
+
     def _run(self, Z, k, block_size, roots) -> None:
         started = time.monotonic()
         try:
-            for rows in iter_principal_blocks(Z, k, block_size, roots):
-                with self._cond:
-                    if self._stop:  # interrupted: the caller took the blocks made so far
-                        break
-                    self._blocks.append(rows)
-                    self._cond.notify_all()
+            split_blocks(Z, k, block_size, roots, self._emit, stopped=lambda: self._stop)
         except BaseException as exc:  # pragma: no cover  (re-raised in the caller's thread)
             self._error = exc
         finally:
@@ -458,28 +458,30 @@ class _BlockFeed:
 
     def __getitem__(self, i: int) -> np.ndarray:
         with self._cond:
-            while len(self._blocks) <= i and not self._done:
+            while self._blocks[i] is None and not self._done:
                 self._cond.wait()
             if self._error is not None:
                 raise self._error
             return self._blocks[i]
 
     def stop(self) -> list[np.ndarray]:
-        """The blocks split so far; the split stops (at its next block: no waiting for the
-        rest, 3-4 s at 10^6 x 10, after a Ctrl-C). Their rows are disjoint; the records not in
-        them form, within each root, a union of unsplit blocks (so k or more, or none)."""
+        """The first blocks, as far as they are all split; the split stops (at its next cut:
+        no waiting for the rest, after a Ctrl-C). Their rows are disjoint; the records not
+        in them form, within each root, a union of whole blocks and unsplit parts (so k or
+        more, or none)."""
         with self._cond:
             self._stop = True
             if self._error is not None:
                 raise self._error
-            return list(self._blocks)
+            done = next((i for i, rows in enumerate(self._blocks) if rows is None), len(self._blocks))
+            return list(self._blocks[:done])
 
     def all(self) -> list[np.ndarray]:
         self._thread.join()
         if self._error is not None:
             raise self._error
-        if [b.size for b in self._blocks] != self._sizes:  # pragma: no cover  (a planning bug)
-            raise RuntimeError("the blocks do not have their planned sizes")
+        if [None if b is None else b.size for b in self._blocks] != self._sizes:  # pragma: no cover
+            raise RuntimeError("the blocks do not have their planned sizes")  # (a planning bug)
         return self._blocks
 
 

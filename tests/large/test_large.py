@@ -20,6 +20,7 @@ from pysdcmicro.datasets import make_synthetic
 from pysdcmicro.large import (batch_local_search, group_windows, microaggregate_blocked, principal_axis,
                               principal_blocks)
 from pysdcmicro.large import _blocked
+from pysdcmicro.large._blocks import iter_principal_blocks, split_blocks
 
 from .._helpers import assert_k_partition, naive_sse, naive_sst, zscore
 
@@ -76,6 +77,37 @@ def test_principal_axis_matches_svd():
     w = rng.uniform(0.5, 3, 300)
     mean_w, _ = principal_axis(X, np.arange(300), w)
     np.testing.assert_allclose(mean_w, np.average(X, axis=0, weights=w))
+
+
+def test_threaded_split_and_windows_are_the_serial_ones():
+    # sibling sets are cut on several threads, in any order: the same blocks and windows
+    rng = np.random.default_rng(3)
+    Z = np.vstack([rng.normal(size=(1700, 4)), rng.normal(5, 1, size=(900, 4))])
+    roots = [np.arange(0, 1200), np.arange(1200, 1230), np.arange(1230, 2600)]
+    for r in (None, roots):
+        serial = [b.tolist() for b in iter_principal_blocks(Z, 3, 100, r)]
+        assert len(serial) >= (26 if r is None else 27)
+        for threads in (1, 3, 8):
+            got: dict = {}
+            split_blocks(Z, 3, 100, r, lambda i, rows: got.__setitem__(i, rows.tolist()), threads=threads)
+            assert [got[i] for i in range(len(got))] == serial
+    C = rng.normal(size=(3000, 3))
+    sizes = rng.integers(3, 6, 3000)
+    for q in (0.3, 0.7):
+        serial = [w.tolist() for w in group_windows(C, sizes, 200, q, threads=1)]
+        assert len(serial) >= 50
+        for threads in (2, 8):
+            assert [w.tolist() for w in group_windows(C, sizes, 200, q, threads=threads)] == serial
+
+
+def test_threaded_split_stops_and_raises():
+    rng = np.random.default_rng(4)
+    Z = rng.normal(size=(3000, 3))
+    got: list = []
+    split_blocks(Z, 3, 100, None, lambda i, rows: got.append(i), threads=4, stopped=lambda: len(got) >= 3)
+    assert 3 <= len(got) < 30
+    with pytest.raises(ZeroDivisionError):
+        split_blocks(Z, 3, 100, None, lambda i, rows: 1 / 0, threads=4)
 
 
 def test_group_windows_cover_every_group_once():
@@ -571,17 +603,19 @@ def test_interrupt_while_the_blocks_are_split_does_not_wait_for_the_split(monkey
     so far are kept, the records not yet in a block get a quick split at once."""
     import threading
 
-    real = _blocked.iter_principal_blocks
+    real = _blocked.split_blocks
     hold, two_cut = threading.Event(), threading.Event()
 
-    def slow_split(Z, k, block_size, roots):
-        for i, rows in enumerate(real(Z, k, block_size, roots)):
+    def slow_split(Z, k, block_size, roots, emit, threads=None, stopped=None):
+        def slow_emit(i, rows):
             if i == 2:
                 two_cut.set()
                 hold.wait(30)  # the rest of the split "takes long"
-            yield rows
+            emit(i, rows)
 
-    monkeypatch.setattr(_blocked, "iter_principal_blocks", slow_split)
+        real(Z, k, block_size, roots, slow_emit, threads=1, stopped=stopped)
+
+    monkeypatch.setattr(_blocked, "split_blocks", slow_split)
     X = make_synthetic(3000, 3, rng=2)
 
     def progress(event):
