@@ -54,6 +54,7 @@ import numpy as np
 
 from .. import _registry
 from .._errors import InvalidInputError, InvalidTypeError, StratumTooSmallError
+from .._partition import group_means
 from .._partition import sse as sse_of
 from .._result import Solution
 from .._validation import check_n_jobs
@@ -555,14 +556,10 @@ def quick_labels(Z: np.ndarray, k: int) -> np.ndarray:
 
 
 def _group_stats(Z: np.ndarray, labels: np.ndarray):
+    """Group sizes, centroids (columns on threads for large data) and which groups have records."""
     g = int(labels.max()) + 1
     sizes = np.bincount(labels, minlength=g)
-    C = np.empty((g, Z.shape[1]))
-    for j in range(Z.shape[1]):
-        C[:, j] = np.bincount(labels, weights=Z[:, j], minlength=g)
-    live = sizes > 0
-    C[live] /= sizes[live, None]
-    return sizes, C, live
+    return sizes, group_means(Z, labels, g), sizes > 0
 
 
 def _repair(plan: BlockPlan, Z, k, ctx, labels, strata, executor, memory, local_pid, info, region=None,
@@ -606,7 +603,8 @@ def _repair(plan: BlockPlan, Z, k, ctx, labels, strata, executor, memory, local_
             win_of_group[w] = i
             local_id[w] = np.arange(w.size)
         rec_win = win_of_group[labels]
-        win_order = np.argsort(rec_win, kind="stable")
+        # stable, so each window's rows stay in record order; 16-bit keys sort by radix, O(n)
+        win_order = np.argsort(rec_win.astype(np.uint16) if n_win < 65535 else rec_win, kind="stable")
         win_starts = np.searchsorted(rec_win[win_order], np.arange(n_win + 1))
         prev_region, region = region, (rec_win if region is not None else None)  # records stay in their window
         del rec_win
