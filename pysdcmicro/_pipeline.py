@@ -159,7 +159,7 @@ def prepare(job: Job, *, stacklevel: int = 1) -> Prepared:
     # z-scores use the observed values and a missing cell is imputed by regression on the
     # record's other columns (standardization_with_missing)
     st = standardization_with_missing(ds.X) if has_missing else standardization(ds.X)
-    if _no_spread(ds.X).all():  # no spread anywhere (0.0 == -0.0 here; missing cells left out)
+    if _no_spread(ds.X, every=True).all():  # no spread anywhere (0.0 == -0.0 here; missing cells left out)
         names = ", ".join(map(str, ds.variables))
         raise InvalidInputError(
             f"every chosen variable is constant ({names}); SST is 0, so information loss is undefined "
@@ -455,12 +455,15 @@ def constant_column_message(name: Any, x: np.ndarray) -> str:
             "nothing to SSE or SST.")
 
 
-def _no_spread(X: np.ndarray) -> np.ndarray:
-    """Per column: are its observed values all equal (0.0 == -0.0), or fewer than two observed?"""
-    out = np.empty(X.shape[1], dtype=bool)
+def _no_spread(X: np.ndarray, every: bool = False) -> np.ndarray:
+    """Per column: are its observed values all equal (0.0 == -0.0), or fewer than two observed?
+    With ``every``, only whether all are: the columns after the first with spread are not read."""
+    out = np.zeros(X.shape[1], dtype=bool)
     for j in range(X.shape[1]):
         xo = X[:, j][~np.isnan(X[:, j])]
         out[j] = xo.size < 2 or bool(np.all(xo == xo[0]))
+        if every and not out[j]:
+            break
     return out
 
 
