@@ -23,7 +23,7 @@ from typing import Any, Callable
 from .._errors import InvalidInputError, InvalidTypeError
 
 from .._compile import cached
-__all__ = ["make_executor", "available_cores", "SerialExecutor", "ProcessExecutor", "DaskExecutor"]
+__all__ = ["make_executor", "available_cores", "stop_pool", "SerialExecutor", "ProcessExecutor", "DaskExecutor"]
 
 
 def available_cores() -> int:
@@ -89,6 +89,34 @@ class _sigint_blocked:
     def __exit__(self, *exc):
         if self.old is not None and _signal.SIGINT not in self.old:
             _signal.pthread_sigmask(_signal.SIG_UNBLOCK, {_signal.SIGINT})
+
+
+def stop_pool(pool: Any, *, terminate: bool, cancel_futures: bool = True, timeout: float = 2.0) -> None:
+    """Shut a ``ProcessPoolExecutor`` down: with ``terminate``, its workers are terminated at
+    once (an interrupt, an error, a deadline); otherwise they finish their tasks and exit.
+
+    Either way this returns only once the pool's manager thread has ended (after at most
+    ``timeout`` seconds per wait when terminating). That thread closes a wake-up pipe which
+    CPython's exit hook for process pools writes to without a lock; if the script ends
+    while the thread still runs, the two race and the exit prints an ``OSError`` traceback.
+    """
+    if pool is None:
+        return
+    if not terminate:
+        pool.shutdown(wait=True, cancel_futures=cancel_futures)
+        return
+    procs = list((getattr(pool, "_processes", None) or {}).values())
+    pool.shutdown(wait=False, cancel_futures=True)
+    for proc in procs:
+        try:
+            proc.terminate()
+        except Exception:  # pragma: no cover  (already gone)
+            pass
+    for proc in procs:
+        proc.join(timeout=timeout)
+    thread = getattr(pool, "_executor_manager_thread", None)
+    if thread is not None and thread is not threading.current_thread():
+        thread.join(timeout=timeout)
 
 
 def _worker_init(compiling: tuple = ()) -> None:
@@ -447,20 +475,7 @@ class ProcessExecutor:
         terminated at once instead of finishing the tasks they run."""
         if self._pool is not None:
             pool, self._pool = self._pool, None
-            if cancel:
-                procs = list((getattr(pool, "_processes", None) or {}).values())
-                pool.shutdown(wait=False, cancel_futures=True)
-                for proc in procs:
-                    try:
-                        proc.terminate()
-                    except Exception:  # pragma: no cover  (already gone)
-                        pass
-                for proc in procs:
-                    proc.join(timeout=2)
-            else:
-                # every task has finished: the workers exit in the background (the pool's
-                # manager thread joins them) instead of the caller waiting for them
-                pool.shutdown(wait=False)
+            stop_pool(pool, terminate=cancel)
 
 
 def _forget_sent_messages(client: Any) -> None:

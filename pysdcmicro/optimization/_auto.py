@@ -635,13 +635,9 @@ def _pool(workers: int):
 
 
 def _stop_pool(pool, hard: bool) -> None:
-    if pool is None:
-        return
-    procs = list(getattr(pool, "_processes", {}).values()) if hard else []
-    pool.shutdown(wait=not hard, cancel_futures=True)
-    for p in procs:  # only the workers this call started
-        if p.is_alive():
-            p.terminate()
+    from ..large._executors import stop_pool
+
+    stop_pool(pool, terminate=hard)
 
 
 def _warm() -> int:

@@ -117,12 +117,10 @@ _LATE = 0.2
 
 
 def _stop_pool(pool) -> None:
-    """Shut ``pool`` down without waiting: its worker processes are terminated at once."""
-    procs = list((getattr(pool, "_processes", None) or {}).values())
-    pool.shutdown(wait=False, cancel_futures=True)
-    for proc in procs:
-        if proc.is_alive():
-            proc.terminate()
+    """Shut ``pool`` down without waiting for its tasks: its worker processes are terminated."""
+    from ..large._executors import stop_pool
+
+    stop_pool(pool, terminate=True)
 
 
 def _solve_subset(args):

@@ -928,6 +928,23 @@ def test_workers_start_before_the_data_are_prepared_and_give_the_same_result(mon
 
 
 @pytest.mark.subprocess
+@pytest.mark.parametrize("cancel", [False, True])
+def test_closing_the_workers_ends_the_pool_thread(cancel):
+    # CPython's exit hook for process pools writes to a pipe that the pool's thread closes:
+    # a script that ends while that thread runs can print an OSError traceback at exit
+    from pysdcmicro.large._executors import ProcessExecutor
+
+    executor = ProcessExecutor(2)
+    executor.start(ready=True)
+    thread = executor._pool._executor_manager_thread
+    procs = list(executor._pool._processes.values())
+    assert thread.is_alive() and len(procs) == 2
+    executor.close(cancel=cancel)
+    assert not thread.is_alive()
+    assert not any(proc.is_alive() for proc in procs)
+
+
+@pytest.mark.subprocess
 def test_workers_started_early_are_stopped_when_the_preparation_fails():
     import multiprocessing
 
