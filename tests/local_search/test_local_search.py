@@ -21,6 +21,7 @@ from hypothesis import strategies as st
 
 import pysdcmicro
 from pysdcmicro import InvalidInputError, InvalidTypeError, microaggregate
+from pysdcmicro import _compile
 from pysdcmicro.constructive._mdav import mdav_labels
 from pysdcmicro.local_search._icsm import (
     NEIGHBOURS,
@@ -461,8 +462,11 @@ def test_icsm_time_limit_and_progress():
     res = pysdcmicro.icsm(X, 3, max_restarts=None, time_limit=0.5, rng=0, progress=events.append)
     assert res.status == "limit"
     assert_k_partition(res.labels, 200, 3, max_size=5)
-    assert events and all(e.information_loss is not None for e in events)
-    stages = {e.stage for e in events}
+    # every event but the one-line notice of a first run's compiling (an editable install's
+    # cold numba cache) carries the IL so far
+    work = [e for e in events if e.stage != _compile.COMPILING]
+    assert work and all(e.information_loss is not None for e in work)
+    stages = {e.stage for e in work}
     assert "icsm" in stages
     ils = [e.information_loss for e in events if e.stage == "restarts"]
     assert ils == sorted(ils, reverse=True) or not ils
