@@ -76,8 +76,12 @@ def microaggregate(frame: Any, k: int, *, variables: Any = None, method: str | C
         With ``strata``: z-scores over the whole data, or within each stratum (as
         sdcMicro). IL is always on whole-data z-scores.
     rng : None, int >= 0 or numpy.random.Generator
-        Seed of every random choice. Without one, a seed is drawn and recorded in
-        ``result.settings["rng"]``; passing it back repeats a run without ``time_limit``.
+        Seed of every random choice. None is the fixed seed 0, so the
+        same data and settings give the same release (without ``time_limit``): a re-run
+        never publishes a second, different masking of the same records, which an
+        intruder could intersect with the first. Another integer gives another partition;
+        a Generator (``numpy.random.default_rng()`` for fresh entropy) is used as given.
+        The seed is recorded in ``result.settings["rng"]``.
     time_limit : float, optional
         Seconds, from the start of this call. A method that reaches it returns its best
         partition so far with ``status="limit"``, never an exception. Runs stopped by the
@@ -157,7 +161,7 @@ def microaggregate(frame: Any, k: int, *, variables: Any = None, method: str | C
     method_options, n_jobs = _renamed_options(method, method_options, n_jobs)
     rng = check_rng(rng)
     if rng is None:
-        rng = _draw_seed()
+        rng = DEFAULT_SEED
     common = dict(method=method, strata=strata, improve=improve, improve_options=improve_options, scaling=scaling,
                   strata_scaling=strata_scaling, rng=rng, time_limit=time_limit, progress=progress,
                   keep_history=keep_history, blocks=blocks, n_jobs=n_jobs, client=client)
@@ -392,9 +396,10 @@ def _progress_callback(progress: Any) -> Callable | None:
     raise InvalidTypeError(f"`progress` must be None, True or a callable; got {progress!r}.")
 
 
-def _draw_seed() -> int:
-    """A fresh seed for a run without one (63 bits of OS entropy), recorded in ``settings``."""
-    return int(np.random.SeedSequence().entropy) & ((1 << 63) - 1)
+#: The seed of a run without ``rng``: a fixed one, so that running the same release twice
+#: gives the same masked data (two different maskings of the same records leak more than
+#: one).
+DEFAULT_SEED = 0
 
 
 class Microaggregator:

@@ -98,8 +98,9 @@ def _add_microaggregate(sub: Any) -> None:
                    "utility and risk measures)")
     m.add_argument("--html", help="HTML report to write, with plots when matplotlib is installed")
     m.add_argument("--seed", type=int, default=None,
-                   help="random seed, an integer >= 0 (default: one is drawn and recorded in the report's "
-                        "settings.rng); a run with the same seed and no --time-limit repeats exactly")
+                   help="random seed, an integer >= 0 (default 0, recorded in the report's settings.rng): "
+                        "a run with the same seed and no --time-limit repeats exactly, so a release made "
+                        "twice is the same release")
     m.add_argument("--time-limit", type=float, default=None,
                    help="seconds for the algorithm, counted from the start of the microaggregation (reading "
                         "the input and writing the outputs come on top); the best partition found is returned. "
