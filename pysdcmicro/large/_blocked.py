@@ -412,8 +412,31 @@ def solve_blocked(plan: BlockPlan, Z: np.ndarray, k: int, ctx, *, method: Any, o
     if serial_reason:
         block_info["serial_reason"] = serial_reason
     info = {"blocks": block_info, "repair": repair_info, "memory": memory.info()}
-    message = "; ".join(message_parts)
+    message = "; ".join([_description(plan, ctx, n_blocks, block_info, repair_info)] + message_parts)
     return labels, status, message, None, info
+
+
+def _description(plan: BlockPlan, ctx, n_blocks: int, block_info: dict, repair_info: dict) -> str:
+    """What the large-data path did, for the result's message: the blocks, where they ran,
+    the border repair and its gain, and why there is no lower bound."""
+    method = getattr(getattr(ctx, "_shared", None), "method", "") or "the method"
+    sizes = (f"{block_info['min_size']}..{block_info['max_size']}" if block_info["min_size"] != block_info["max_size"]
+             else f"{block_info['max_size']}")
+    workers = block_info.get("workers", 1)
+    where = ("in this process" if block_info.get("executor") == "serial" or workers <= 1
+             else f"on {workers} {'Dask workers' if block_info.get('executor') == 'dask' else 'worker processes'}")
+    text = (f"blocked ({plan.reason}): {n_blocks} block{'s' if n_blocks != 1 else ''} of {sizes} records, "
+            f"{method} in each, {where}")
+    passes = repair_info.get("passes") or []
+    if passes:
+        windows = sum(p.get("windows", 0) for p in passes)
+        gain = ""
+        if "information_loss_before" in repair_info:
+            gain = f", IL {repair_info['information_loss_before']:.4f} -> {repair_info['information_loss_after']:.4f} %"
+        text += f"; border repair: {len(passes)} pass{'es' if len(passes) != 1 else ''} over {windows} windows{gain}"
+    elif repair_info.get("skipped"):
+        text += f"; no border repair ({repair_info['skipped']})"
+    return text + "; no lower bound (blocks restrict the groups)"
 
 
 class _BlockFeed:

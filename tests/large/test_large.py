@@ -960,3 +960,13 @@ def test_workers_started_early_are_stopped_when_the_preparation_fails():
     while set(multiprocessing.active_children()) - before and time.monotonic() < end:
         time.sleep(0.05)
     assert not set(multiprocessing.active_children()) - before
+
+
+def test_the_blocked_path_says_what_it_did():
+    X = make_synthetic(3000, 3, kind="clustered", rng=2)
+    res = microaggregate(X, 3, method="mdav", blocks=1000, n_jobs=1, rng=0)
+    assert res.message.startswith("blocked (requested): 4 blocks of 750 records, mdav in each, in this process; "
+                                  "border repair: 2 passes over ")
+    assert "IL " in res.message and res.message.endswith("no lower bound (blocks restrict the groups)")
+    off = microaggregate(X, 3, method="mdav", blocks={"size": 1000, "repair": "none"}, n_jobs=1, rng=0)
+    assert "no border repair (repair is off)" in off.message
