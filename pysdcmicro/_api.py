@@ -117,7 +117,8 @@ def microaggregate(frame: Any, k: int, *, variables: Any = None, method: str | C
         With ``measure="trim"``: proportion in [0, 0.5] dropped at each end of each group.
     weights : column label or array of n numbers, optional
         Sampling weights (finite, > 0): each group releases its weighted mean, so weighted
-        totals are kept (the grouping is unweighted). A zero weight is refused: a group
+        totals are kept, or with ``measure="median"`` its weighted median (the grouping is
+        unweighted). A zero weight is refused: a group
         whose other records weigh 0 would release one record's own values.
     decimals : int, optional
         Round released values to this many decimals (0: integer columns stay integer);
@@ -237,9 +238,9 @@ def _check_release(missing: Any, measure: Any, trim: Any, weights: Any, decimals
     if trim and measure != "trim":
         raise InvalidInputError(f'`trim` is only used with measure="trim"; got trim={trim:g} with measure={measure!r}.')
     decimals = check_positive_int(decimals, "decimals", minimum=0, allow_none=True)
-    if weights is not None and measure != "mean":
+    if weights is not None and measure not in ("mean", "median"):
         raise InvalidInputError(
-            f'`weights` give weighted means: they need measure="mean"; got measure={measure!r}.')
+            f'`weights` give weighted means or medians: they need measure="mean" or "median"; got measure={measure!r}.')
     return missing, measure, trim, decimals
 
 

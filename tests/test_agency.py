@@ -362,8 +362,8 @@ def test_weights_bad_input():
         microaggregate(df, 2, variables=["x"], weights="x")
     with pytest.raises(InvalidTypeError, match="weight column 't' must be numeric"):
         microaggregate(df, 2, variables=["x"], weights="t")
-    with pytest.raises(InvalidInputError, match='`weights` give weighted means: they need measure="mean"'):
-        microaggregate(df, 2, variables=["x"], weights=[1, 1, 1, 1], measure="median")
+    with pytest.raises(InvalidInputError, match='`weights` give weighted means or medians: they need measure="mean" or'):
+        microaggregate(df, 2, variables=["x"], weights=[1, 1, 1, 1], measure="trim", trim=0.1)
     with pytest.raises(InvalidInputError, match="unknown column 'v' in `weights`"):
         microaggregate(df, 2, variables=["x"], weights="v")
 
@@ -560,3 +560,79 @@ def test_wildcard_rule_compares_values_as_written():
     assert wildcard_frequencies(R).tolist() == [2, 1, 2]
     frame = pd.DataFrame({"a": ["x", "x", None, "y"], "b": [1.0, np.nan, 1.0, 1.0]})
     assert frequency_counts(frame).tolist() == [3, 3, 4, 2]
+
+
+def _brute_weighted_median(x, w):
+    """The weighted median by its definition, one group at a time: values sorted, the first
+    cumulative weight share >= 1/2, the mean with the next value where it is 1/2 exactly."""
+    keep = ~np.isnan(x)
+    x, w = x[keep], w[keep]
+    if x.size == 0:
+        return np.nan
+    if w.sum() == 0:
+        return float(np.median(x))
+    pairs = sorted(zip(x.tolist(), w.tolist()), key=lambda t: t[0])
+    total, run = sum(w.tolist()), 0.0
+    for j, (value, weight) in enumerate(pairs):
+        run += weight
+        if 2 * run >= total:
+            return (value + pairs[j + 1][0]) / 2 if 2 * run == total else value
+    raise AssertionError("unreachable")
+
+
+@pytest.mark.parametrize("seed", range(40))
+def test_weighted_median_equals_its_definition(seed):
+    from pysdcmicro._aggregate import group_statistic
+
+    rng = np.random.default_rng(seed)
+    n, g = int(rng.integers(1, 40)), int(rng.integers(1, 8))
+    X = rng.integers(0, 6, size=(n, 2)).astype(float)  # many ties in the values
+    X[rng.random((n, 2)) < 0.15] = np.nan
+    w = rng.integers(0, 4, size=n) * (0.25 if seed % 2 else 1.0)  # exact sums: shares of 1/2 are common
+    labels = rng.integers(0, g, size=n)
+    got = group_statistic(X, labels, g, measure="median", weights=w)
+    for c in range(2):
+        want = [_brute_weighted_median(X[labels == s, c], w[labels == s]) for s in range(g)]
+        np.testing.assert_array_equal(got[:, c], want)
+
+
+def test_weighted_median_of_long_groups_and_special_cases():
+    from pysdcmicro._aggregate import _SHORT_GROUP, group_statistic
+
+    rng = np.random.default_rng(7)
+    sizes = [1, 2, 3, _SHORT_GROUP, _SHORT_GROUP + 1, 5 * _SHORT_GROUP]
+    labels = np.repeat(np.arange(len(sizes)), sizes)
+    rng.shuffle(labels)
+    x = rng.normal(size=labels.size)
+    w = rng.integers(1, 9, size=labels.size).astype(float)
+    got = group_statistic(x[:, None], labels, len(sizes), measure="median", weights=w)[:, 0]
+    assert got.tolist() == [_brute_weighted_median(x[labels == s], w[labels == s]) for s in range(len(sizes))]
+    # equal weights give the ordinary median; weights of 0 throughout give the unweighted one
+    ones = group_statistic(x[:, None], labels, len(sizes), measure="median", weights=np.ones(x.size))
+    assert ones.tolist() == group_statistic(x[:, None], labels, len(sizes), measure="median").tolist()
+    X = np.array([[1.0], [5.0], [6.0], [2.0], [3.0], [100.0]])
+    two = np.array([0, 0, 0, 1, 1, 1])
+    assert group_statistic(X, two, 2, measure="median", weights=np.array([0.0, 0, 0, 1, 1, 9]))[:, 0].tolist() \
+        == [5.0, 100.0]
+    # a missing cell leaves out its record's weight; a group observed nowhere releases NaN
+    X = np.array([[1.0], [np.nan], [3.0], [np.nan], [np.nan]])
+    assert np.array_equal(group_statistic(X, np.array([0, 0, 0, 1, 1]), 2, measure="median",
+                                          weights=np.array([1.0, 100, 1, 1, 1]))[:, 0], [2.0, np.nan],
+                          equal_nan=True)
+
+
+def test_weighted_median_through_the_api():
+    rng = np.random.default_rng(3)
+    df = pd.DataFrame({"a": rng.normal(size=60), "b": rng.lognormal(size=60), "w": rng.integers(1, 5, size=60)})
+    df.loc[[4, 17], "b"] = np.nan
+    res = microaggregate(df, 4, method="mdav", measure="median", weights="w")
+    assert res.settings["weights"] == "w" and res.settings["measure"] == "median"
+    for c in ("a", "b"):
+        want = np.array([_brute_weighted_median(df[c].to_numpy()[rows], df["w"].to_numpy(float)[rows])
+                         for rows in res.groups])
+        got = res.data[c].to_numpy()
+        for g, rows in enumerate(res.groups):
+            observed = rows[~np.isnan(df[c].to_numpy()[rows])]
+            assert np.all(got[observed] == want[g]) and np.isnan(got[np.setdiff1d(rows, observed)]).all()
+    with pytest.raises(InvalidInputError, match="they need measure=\"mean\" or \"median\"; got measure='onestep'"):
+        microaggregate(df, 4, measure="onestep", weights="w")

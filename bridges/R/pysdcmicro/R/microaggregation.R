@@ -9,6 +9,13 @@
 .sdc_methods <- c("simple", "single", "onedims", "pca", "mcdpca", "pppca", "clustmcdpca", "clustpppca",
                   "clustpca", "rmd", "mdav", "influence")
 
+#: sdcMicro's methods that pysdcmicro implements (the others run in sdcMicro).
+.py_sdc_methods <- c("mdav", "simple", "single", "onedims", "pca")
+
+#: sdcMicro's methods whose group statistic (its means() helper) uses the weights: the
+#: sorting methods; its mdav (C++) ignores them.
+.sdc_weighted <- c("simple", "single", "onedims", "pca")
+
 #: Arguments of pysdcmicro (through `...`) that are not method options.
 .own_args <- c("time_limit", "seed", "decimals", "missing", "progress", "improve")
 
@@ -105,11 +112,12 @@
   as.integer(aggr)
 }
 
+# `trim` is checked only where it is used (measure = "trim"); sdcMicro ignores it otherwise.
 .check_measure <- function(measure, trim) {
   if (!is.character(measure) || length(measure) != 1L || !measure %in% .measures) {
     .arg_error("measure", "one of \"mean\", \"median\", \"trim\", \"onestep\"", measure)
   }
-  if (!is.numeric(trim) || length(trim) != 1L || is.na(trim) || trim < 0 || trim > 0.5) {
+  if (measure == "trim" && (!is.numeric(trim) || length(trim) != 1L || is.na(trim) || trim < 0 || trim > 0.5)) {
     .arg_error("trim", "a proportion in [0, 0.5]", trim)
   }
 }
@@ -122,29 +130,80 @@
   x
 }
 
-# One stratum code per record from the strata columns (every combination of their values).
-.strata_codes <- function(frame) {
+# `variables` checked before anything runs (sdcMicro's own function included): on an
+# sdcMicroObj they must be numeric key variables (numVars), on a data frame columns.
+.check_variables <- function(obj, is_obj, variables) {
+  if (is.null(variables)) return(NULL)
+  if (!is_obj) return(.check_columns(variables, names(obj), "variables"))
+  num_vars <- colnames(obj@origData)[obj@numVars]
+  if (!is.character(variables) || !length(variables) || anyNA(variables)) {
+    .arg_error("variables", "a character vector of numeric key variables (numVars)", variables)
+  }
+  bad <- setdiff(variables, num_vars)
+  if (length(bad)) {
+    listed <- if (length(num_vars)) paste(num_vars, collapse = ", ") else "none"
+    if (bad[1L] %in% colnames(obj@origData)) {
+      .stop("`variables`: '", bad[1L], "' is not a numeric key variable (numVars) of `obj`, so it cannot be ",
+            "microaggregated; the numVars are: ", listed, ".")
+    }
+    .stop("Cannot find variable: ", bad[1L], " (`variables`); the numeric key variables (numVars) of `obj` are: ",
+          listed, ".", .did_you_mean(bad[1L], num_vars))
+  }
+  if (anyDuplicated(variables)) .arg_error("variables", "distinct column names", variables)
+  variables
+}
+
+# One stratum code per record from the strata columns (every combination of their values);
+# a stratum of fewer than k records is refused, named by its variables' values.
+.strata_codes <- function(frame, k) {
   if (is.null(frame) || !ncol(frame)) return(NULL)
   key <- interaction(frame, drop = TRUE, lex.order = TRUE)
   if (anyNA(key)) {
     .stop("the strata variables (", paste(names(frame), collapse = ", "), ") have missing values in ",
           sum(is.na(key)), " records; every record must belong to a stratum.")
   }
-  as.integer(key)
+  codes <- as.integer(key)
+  sizes <- tabulate(codes, nbins = nlevels(key))
+  small <- which(sizes < k)
+  if (length(small)) {
+    row <- match(small[1L], codes)
+    name <- paste(paste0(names(frame), "=", vapply(frame, function(v) as.character(v[row]), "")), collapse = ", ")
+    more <- if (length(small) > 1L) paste0(" (and ", length(small) - 1L, " more strata have fewer than ", k, ")") else ""
+    .stop("stratum ", name, " has ", sizes[small[1L]], " record", if (sizes[small[1L]] != 1L) "s", more,
+          "; every stratum needs at least aggr = ", k, " records. sdcMicro's mdav releases the records of such ",
+          "a stratum unmasked (its sorting methods stop), which pysdcmicro refuses: merge the stratum with ",
+          "another (recode ", paste(names(frame), collapse = " or "), ") or lower `aggr`.")
+  }
+  codes
 }
 
+# The sampling weights to use (NULL for none), each checked: finite and > 0 (a weight of 0
+# in a group could make one record's own values its group's value). Errors name the rule
+# and the first offending positions, never the whole vector.
 .weights_vector <- function(weights, data, weight_column, n) {
   if (is.null(weights) || isFALSE(weights)) return(NULL)
+  what <- "`weights`"
   if (isTRUE(weights)) {
     if (is.null(weight_column)) .stop("`weights = TRUE` needs the object's weight variable (weightVar); it has none.")
-    return(as.numeric(data[[weight_column]]))
-  }
-  if (is.character(weights) && length(weights) == 1L && !is.na(weights)) {
+    what <- paste0("the weight variable '", weight_column, "' (weightVar)")
+    weights <- data[[weight_column]]
+  } else if (is.character(weights) && length(weights) == 1L && !is.na(weights)) {
     .check_columns(weights, names(data), "weights")
-    return(as.numeric(data[[weights]]))
+    what <- paste0("the weight column '", weights, "'")
+    weights <- data[[weights]]
+  } else if (!is.numeric(weights) || is.matrix(weights) || !is.null(dim(weights))) {
+    .stop("`weights` must be NULL, TRUE, a column name or a numeric vector; got ",
+          if (is.character(weights)) paste0("a character vector of length ", length(weights))
+          else paste0("an object of class ", paste(class(weights), collapse = "/")), ".")
   }
-  if (!is.numeric(weights) || length(weights) != n || anyNA(weights) || any(!is.finite(weights)) || any(weights < 0)) {
-    .arg_error("weights", paste0("NULL, TRUE, a column name or ", n, " finite numbers >= 0"), weights)
+  if (!is.numeric(weights)) .stop(what, " must be numeric; got ", class(weights)[1L], ".")
+  if (length(weights) != n) .stop(what, " must hold one number per record (", n, "); got ", length(weights), ".")
+  bad <- which(is.na(weights) | !is.finite(weights) | weights <= 0)
+  if (length(bad)) {
+    shown <- utils::head(bad, 3L)
+    .stop(what, " must be finite numbers > 0 (a weight of 0 could make one record's values its group's value); ",
+          "got ", paste0(vapply(weights[shown], format, "", digits = 7), " at position ", shown, collapse = ", "),
+          if (length(bad) > 3L) paste0(" (and ", length(bad) - 3L, " more)"), ".")
   }
   as.numeric(weights)
 }
@@ -153,6 +212,7 @@
 
 # Run pysdcmicro's method on the numeric matrix x; the masked matrix (NA where x is NA).
 .run_python <- function(x, k, method, strata, weights, measure, trim, own, options) {
+  count_na <- method %in% .sdc_weighted && anyNA(x)
   helper <- .helper()
   progress <- if (isTRUE(own$progress)) function(text) message(text) else NULL
   seed <- if (is.null(own$seed)) NULL else as.integer(own$seed)
@@ -161,9 +221,16 @@
   bin <- function(v) if (is.null(v)) NULL else writeBin(as.double(v), raw())
   res <- helper$run(bin(x), colnames(x), k, method, strata = bin(strata), weights = bin(weights), measure = measure,
                     trim = trim, decimals = own$decimals, missing = own$missing, time_limit = own$time_limit,
-                    seed = seed, options = opts, progress = progress)
+                    seed = seed, options = opts, progress = progress, count_na = count_na)
   for (w in unlist(res$warnings)) .note(w)
   if (nzchar(res$error)) .stop("pysdcmicro: error: ", res$error)
+  if (count_na && res$na_cells > 0) {
+    .note("missing cells: sdcMicro's ", method, " releases NA for every record of a group in a column where ",
+          "the group has a missing cell (its group ", measure, " has no na.rm); pysdcmicro releases the ", measure,
+          " of the group's observed cells there: ", res$na_cells, " cell", if (res$na_cells != 1) "s",
+          " (of ", res$na_groups, " group", if (res$na_groups != 1) "s", ", counted per column) released that ",
+          "sdcMicro's result leaves NA.")
+  }
   if (identical(res$status, "limit")) {
     why <- if (nzchar(res$message)) res$message else "stopped early"
     .note("status limit: ", why, if (!grepl("best partition", why, fixed = TRUE)) "; the best partition found so far is kept." else ".")
@@ -174,17 +241,25 @@
 }
 
 # Notes on what differs from sdcMicro's result for the same call, and sdcMicro-only arguments.
-.differences <- function(method, measure, trim, weights_given, nvars, nc, clustermethod, varsort, transf) {
-  if (method %in% c("mdav", "rmd") || !method %in% .sdc_methods) {
+# `weighted`: the group statistic is weighted; `stratified`: more than one stratum.
+.differences <- function(method, measure, trim, weighted, nvars, nc, clustermethod, varsort, transf,
+                         stratified = FALSE) {
+  if (method == "mdav") {
     if (measure != "mean") {
       .note("measure = \"", measure, "\" is honoured (each group releases its ",
             if (measure == "trim") paste0("mean trimmed by ", trim) else measure,
             "); sdcMicro's ", method, " ignores `measure` and releases group means, so the result differs from sdcMicro's.")
     }
-    if (weights_given) {
-      .note("`weights` are honoured (each group releases its weighted mean); sdcMicro's ", method,
+    if (weighted) {
+      .note("`weights` are honoured (each group releases its weighted ", measure, "); sdcMicro's ", method,
             " ignores them, so the result differs from sdcMicro's.")
     }
+  }
+  if (weighted && (method %in% c("single", "onedims", "pca") || (method == "simple" && stratified))) {
+    .note("weighted ", method, ": sdcMicro's microaggregation() takes the weights by position in its ",
+          if (method == "simple") "stratum-split" else "sorted", " data (weights[i] for the i-th record there, not ",
+          "for record i), so its records mostly get another record's weight; pysdcmicro weights each record by its ",
+          "own weight, so the result differs from sdcMicro's.")
   }
   if (nvars == 1L && method %in% .sdc_methods) {
     .note("one variable: sdcMicro's microaggregation() runs mafast() whatever `method` says; with the options ",
@@ -196,6 +271,17 @@
     .note("`", paste(names(unused)[unused], collapse = "`, `"), "` ", if (sum(unused) > 1) "are" else "is",
           " not used by method ", method, " (as in sdcMicro).")
   }
+  if (measure != "trim" && !isTRUE(trim == 0)) {
+    .note("`trim` is not used with measure = \"", measure, "\" (as in sdcMicro).")
+  }
+}
+
+# The weights the group statistic uses: NULL where sdcMicro ignores them (measure "trim" or
+# "onestep", a note saying so when they were asked for).
+.weights_for_measure <- function(w, measure, asked) {
+  if (is.null(w) || measure %in% c("mean", "median")) return(w)
+  if (asked) .note("`weights` are not used with measure = \"", measure, "\" (sdcMicro ignores them with it too).")
+  NULL
 }
 
 microaggregation <- function(obj, variables = NULL, aggr = 3, strata_variables = NULL, method = "mdav",
@@ -204,15 +290,15 @@ microaggregation <- function(obj, variables = NULL, aggr = 3, strata_variables =
   is_obj <- .is_sdcobj(obj)
   if (!is_obj && !is.data.frame(obj)) {
     .stop("`obj` must be an sdcMicroObj (sdcMicro::createSdcObj()) or a data.frame; got an object of class ",
-          paste(class(obj), collapse = "/"), ".")
+          paste(class(obj), collapse = "/"),
+          if (is.matrix(obj)) " (sdcMicro's microaggregation() refuses a matrix too: pass as.data.frame(obj))", ".")
   }
+  if (!is_obj && !nrow(obj)) .stop("`obj` has no records (0 rows); there is nothing to microaggregate.")
   method <- .check_method(method)
   dots <- .split_dots(list(...))
   own <- .check_own(dots$own)
   .check_measure(measure, trim)
-  py_methods <- if (method %in% .sdc_methods && method != "mdav") {
-    tryCatch(.py_methods()$method, error = function(e) character(0))
-  } else NULL
+  variables <- .check_variables(obj, is_obj, variables)
   if (method %in% .sdc_methods && .one_variable(obj, is_obj, variables, strata_variables) && measure == "mean" &&
       is.null(weights) && !length(dots$own) && !length(dots$options)) {
     .note("one variable: sdcMicro's microaggregation() runs mafast() whatever `method` says (its documented ",
@@ -221,9 +307,14 @@ microaggregation <- function(obj, variables = NULL, aggr = 3, strata_variables =
     return(.delegate(obj, variables, aggr, strata_variables, method, weights, nc, clustermethod, measure, trim,
                      varsort, transf, dots, quiet = TRUE))
   }
-  if (method %in% .sdc_methods && method != "mdav" && !method %in% py_methods) {
+  if (method %in% .sdc_methods && !method %in% .py_sdc_methods) {
     return(.delegate(obj, variables, aggr, strata_variables, method, weights, nc, clustermethod, measure, trim,
                      varsort, transf, dots))
+  }
+  if (method %in% .py_sdc_methods && method != "mdav" && !method %in% .py_methods()$method) {
+    # a pysdcmicro older than this R package (.py_methods() stops with the install hint when none is found)
+    return(.delegate(obj, variables, aggr, strata_variables, method, weights, nc, clustermethod, measure, trim,
+                     varsort, transf, dots, why = "the Python pysdcmicro found is too old to have it"))
   }
   if (method == "single") {
     dots$options$varsort <- as.integer(varsort)  # pysdcmicro's single sorts on the same variable as sdcMicro's
@@ -246,6 +337,7 @@ microaggregate <- microaggregation
   length(setdiff(names(obj), strata_variables)) == 1L
 }
 
+# On an sdcMicroObj (sdcMicro's data-frame path uses every combination, as pysdcmicro does).
 .strata_note <- function(strata) {
   if (length(strata) > 1L) {
     .note(length(strata), " strata variables (", paste(strata, collapse = ", "), "): sdcMicro's ",
@@ -276,16 +368,17 @@ microaggregate <- microaggregation
   if (!length(masked_vars)) .arg_error("variables", "at least one column that is not a strata variable", variables)
   x <- .numeric_matrix(data, masked_vars)
   k <- .check_aggr(aggr, nrow(x))
-  w <- .weights_vector(weights, data, NULL, nrow(x))
-  .strata_note(strata)
-  .differences(method, measure, trim, !is.null(w), length(masked_vars), nc, clustermethod, varsort, transf)
-  codes <- .strata_codes(data[, strata, drop = FALSE])
-  mx <- .run_python(x, k, method, codes, w, measure, trim, own, options)
+  w <- .weights_for_measure(.weights_vector(weights, data, NULL, nrow(x)), measure, TRUE)
+  codes <- .strata_codes(data[, strata, drop = FALSE], k)
+  .differences(method, measure, trim, !is.null(w), length(masked_vars), nc, clustermethod, varsort, transf,
+               stratified = length(unique(codes)) > 1L)
+  mx <- .run_python(x, k, method, codes, w, measure, if (measure == "trim") trim else 0, own, options)
   out <- data[, variables, drop = FALSE]
   for (v in variables) out[[v]] <- as.numeric(if (v %in% masked_vars) mx[, v] else data[[v]])
-  # sdcMicro's simple, single and pca keep the input's row names; its mdav and onedims number the rows
+  # sdcMicro numbers the rows 1..n whatever the input's row names: as text for simple, single
+  # and pca (from its sorted matrices), as integers for mdav and onedims
   if (method %in% .sdc_methods && !method %in% c("mdav", "onedims")) {
-    attr(out, "row.names") <- as.character(rownames(obj))
+    attr(out, "row.names") <- as.character(seq_len(nrow(out)))
   }
   structure(list(x = if (is.null(strata)) data[, variables, drop = FALSE] else data, mx = out, method = method,
                  aggr = aggr, measure = measure), class = "micro")
@@ -297,7 +390,7 @@ microaggregate <- microaggregation
   orig <- obj@origData
   num_vars <- colnames(orig)[obj@numVars]
   if (!length(num_vars)) .stop("`obj` has no numeric key variables (numVars); there is nothing to microaggregate.")
-  variables <- if (is.null(variables)) num_vars else .check_columns(variables, num_vars, "variables")
+  if (is.null(variables)) variables <- num_vars
   if (!is.null(strata_variables)) {
     message("Argument 'strata_variables' is ignored. Only variables specified in slot 'strataVar' (if any) ",
             "of the input object are used!\n")
@@ -307,12 +400,35 @@ microaggregate <- microaggregation
   x <- .numeric_matrix(current, variables)
   k <- .check_aggr(aggr, nrow(x))
   weight_column <- if (length(obj@weightVar)) colnames(orig)[obj@weightVar] else NULL
-  w <- .weights_vector(weights, orig, weight_column, nrow(x))
+  w <- .obj_weights(weights, orig, weight_column, nrow(x), method, measure)
   .strata_note(strata)
-  .differences(method, measure, trim, !is.null(w), length(variables), nc, clustermethod, varsort, transf)
-  codes <- .strata_codes(orig[, strata, drop = FALSE])
-  mx <- .run_python(x, k, method, codes, w, measure, trim, own, options)
+  codes <- .strata_codes(orig[, strata, drop = FALSE], k)
+  .differences(method, measure, trim, !is.null(w), length(variables), nc, clustermethod, varsort, transf,
+               stratified = length(unique(codes)) > 1L)
+  mx <- .run_python(x, k, method, codes, w, measure, if (measure == "trim") trim else 0, own, options)
   .store(obj, current, mx, variables)
+}
+
+# The weights on an sdcMicroObj. sdcMicro always weights its sorting methods' group mean or
+# median by the object's weight variable (weightVar), and ignores `weights`; its mdav is
+# unweighted. By default (weights = NULL) the same here; pysdcmicro's own methods are
+# weighted only with weights = TRUE (or given weights). A choice sdcMicro cannot make is
+# honoured, with a note.
+.obj_weights <- function(weights, orig, weight_column, n, method, measure) {
+  sdc_weighs <- method %in% .sdc_weighted && !is.null(weight_column)
+  if (is.null(weights)) {
+    return(if (sdc_weighs) .weights_for_measure(.weights_vector(TRUE, orig, weight_column, n), measure, FALSE))
+  }
+  if (isFALSE(weights) && sdc_weighs && measure %in% c("mean", "median")) {
+    .note("weights = FALSE: unweighted group ", measure, "s; sdcMicro's ", method, " on an sdcMicroObj always ",
+          "weights them by its weight variable ('", weight_column, "'), so the result differs from sdcMicro's.")
+  }
+  if (!is.logical(weights) && method %in% .sdc_weighted) {
+    .note("`weights` given: pysdcmicro uses them; sdcMicro's microaggregation() on an sdcMicroObj ignores ",
+          "`weights` and uses ", if (is.null(weight_column)) "no weights (the object has no weightVar)"
+          else paste0("the weight variable '", weight_column, "'"), ", so the result differs from sdcMicro's.")
+  }
+  .weights_for_measure(.weights_vector(weights, orig, weight_column, n), measure, TRUE)
 }
 
 # What sdcMicro's microaggregation() does to an sdcMicroObj once the masked values are
@@ -327,11 +443,10 @@ microaggregate <- microaggregation
 
 # sdcMicro's own microaggregation() for the methods pysdcmicro does not implement.
 .delegate <- function(obj, variables, aggr, strata_variables, method, weights, nc, clustermethod, measure, trim,
-                      varsort, transf, dots, quiet = FALSE) {
+                      varsort, transf, dots, quiet = FALSE, why = "pysdcmicro does not implement it") {
   .need_sdcmicro(paste0("method '", method, "'"))
   if (!quiet) {
-    .note("method '", method, "' is sdcMicro's; pysdcmicro does not implement it, so sdcMicro's own ",
-          "microaggregation() runs it.")
+    .note("method '", method, "' is sdcMicro's; ", why, ", so sdcMicro's own microaggregation() runs it.")
   }
   ignored <- c(names(dots$own), names(dots$options))
   if (length(ignored)) {

@@ -134,18 +134,51 @@ def _doubles(raw, n=None):
     return values if n is None else values.reshape(n, -1, order="F")
 
 
+def _for_r(text):
+    """An error text in R's terms: rows numbered from 1 as R numbers them (the frame's index
+    is 1..n, so the core's ``row i (index j)`` names the R row ``j``), R's argument syntax."""
+    import re
+
+    text = re.sub(r"\brow \d+ \(index (-?\d+)\)", r"row \1", text)
+    text = re.sub(r"\((-?)inf\)", r"(\1Inf)", text.replace("a missing value (NaN)", "a missing value (NA)"))
+    return text.replace(' (CLI --missing keep)', "").replace('missing="keep"', 'missing = "keep"')
+
+
+def _cells_sdcmicro_leaves_missing(X, labels_per_column):
+    """Where sdcMicro's group statistic (no ``na.rm``) releases NA and pysdcmicro releases
+    the statistic of the observed cells: the observed cells of every (group, column) with a
+    missing cell, and the number of such (group, column) pairs."""
+    import numpy as np
+
+    cells = pairs = 0
+    for c, labels in enumerate(labels_per_column):
+        labels = np.asarray(labels, dtype=np.int64)
+        gap = np.isnan(X[:, c])
+        if not gap.any():
+            continue
+        hit = np.zeros(int(labels.max()) + 1, dtype=bool)
+        hit[labels[gap]] = True
+        cells += int((hit[labels] & ~gap).sum())
+        pairs += int(hit.sum())
+    return cells, pairs
+
+
 def run(x, names, k, method, strata=None, weights=None, measure="mean", trim=0.0, decimals=None,
-        missing="keep", time_limit=None, seed=None, options=None, progress=None):
-    """Microaggregate the columns of ``x`` (rows = records); a dict of plain values."""
+        missing="keep", time_limit=None, seed=None, options=None, progress=None, count_na=False):
+    """Microaggregate the columns of ``x`` (rows = records); a dict of plain values.
+
+    ``count_na``: also count the cells sdcMicro's group statistic would release as NA
+    (``na_cells``, in ``na_groups`` group-columns), see :func:`_cells_sdcmicro_leaves_missing`."""
     import numpy as np
     import pandas as pd
 
     from pysdcmicro import _api
 
-    out = {"error": "", "warnings": [], "mx": None, "status": "", "message": "", "interrupted": False}
+    out = {"error": "", "warnings": [], "mx": None, "status": "", "message": "", "interrupted": False,
+           "na_cells": 0, "na_groups": 0}
     names = [str(v) for v in ([names] if isinstance(names, str) else list(names))]
     data = _doubles(x).reshape(-1, len(names), order="F")
-    frame = pd.DataFrame(data, columns=names)
+    frame = pd.DataFrame(data, columns=names, index=pd.RangeIndex(1, data.shape[0] + 1))  # R's row numbers
     strata_column = None
     kwargs = dict(options or {})
     if strata is not None:
@@ -182,7 +215,7 @@ def run(x, names, k, method, strata=None, weights=None, measure="mean", trim=0.0
         out["error"] = "interrupted before a partition was made"
         return out
     except Exception as exc:
-        text = " ".join(str(exc).split())
+        text = _for_r(" ".join(str(exc).split()))
         known = isinstance(exc, (ValueError, TypeError))
         out["error"] = text if known else f"{type(exc).__name__}: {text}"
         return out
@@ -201,6 +234,12 @@ def run(x, names, k, method, strata=None, weights=None, measure="mean", trim=0.0
             out["warnings"].append(f"{item[0]}: {item[1]}")
     released = res.data[names].to_numpy(dtype=np.float64, na_value=np.nan)  # decimals=0 gives Int64 columns
     out["mx"] = bytearray(released.tobytes(order="F"))
+    if count_na:
+        per_variable = (res.info or {}).get("variable_groups")
+        by_column = {group["variables"][0]: group["labels"] for group in per_variable or ()
+                     if len(group.get("variables", ())) == 1 and "labels" in group}
+        labels = [by_column.get(name, res.labels) for name in names]
+        out["na_cells"], out["na_groups"] = _cells_sdcmicro_leaves_missing(data, labels)
     out["status"] = res.status
     out["message"] = res.message or ""
     out["n_groups"] = int(res.n_groups)

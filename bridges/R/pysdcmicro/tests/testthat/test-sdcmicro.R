@@ -63,7 +63,14 @@ test_that("strata follow sdcMicro's rules; where they differ, a message says so"
     sdcMicro::microaggregation(obj, variables = c("income", "savings"), strata_variables = "sex")))))
   d <- sdc_data("testdata")[1:800, ]
   two <- with_messages(microaggregation(d, variables = c("expend", "income"), strata_variables = c("urbrur", "sex")))
-  expect_match(two$messages, "2 strata variables \\(urbrur, sex\\): sdcMicro's microaggregation\\(\\) uses only the last",
+  # a data frame: sdcMicro uses every combination too, and the results are equal
+  expect_false(any(grepl("strata variables", two$messages, fixed = TRUE)))
+  expect_true(isTRUE(all.equal(two$value, sdcMicro::microaggregation(d, variables = c("expend", "income"),
+                                                                     strata_variables = c("urbrur", "sex")))))
+  # an sdcMicroObj: sdcMicro uses only the last strataVar, pysdcmicro every combination
+  obj2 <- suppressWarnings(testdata_obj(strata = c("urbrur", "sex")))  # sdcMicro's validity check warns on two
+  run2 <- with_messages(suppressWarnings(microaggregation(obj2)))
+  expect_match(run2$messages, "2 strata variables \\(urbrur, sex\\): sdcMicro's microaggregation\\(\\) uses only the last",
                all = FALSE)
   # every combination of urbrur and sex is a stratum: no group mixes two
   cell <- interaction(d$urbrur, d$sex)
