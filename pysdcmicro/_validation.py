@@ -15,13 +15,15 @@ from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
+from ._columns import (CATEGORICAL, CATEGORY_REMEDY, category_codes, doubtful_identifier, identifier_reason,
+                       text_columns)
 from ._errors import InvalidInputError, InvalidTypeError
 
 if TYPE_CHECKING:  # pandas is imported where a data frame is read: the worker processes never do
     import pandas as pd
 
 __all__ = ["Dataset", "as_dataset", "check_k", "check_time_limit", "check_positive_int", "check_rng",
-           "default_variables", "IdentifierColumnWarning"]
+           "default_variables", "identifier_reason", "IdentifierColumnWarning"]
 
 
 def _fmt(value: Any) -> str:
@@ -416,7 +418,7 @@ def _dataset_from_frame(frame: pd.DataFrame, variables: Any, strata: Any, allow_
             )
         for c in numeric:  # integers beyond 2**53 are refused whatever the selection
             _check_integer_series(frame[c], c, frame.index)
-        chosen = default_variables(frame, numeric, stacklevel=5)
+        chosen = default_variables(frame, numeric, stacklevel=5, exclude=[*strata_cols, *(exclude or [])])
     else:
         chosen = _resolve_columns(variables, columns, "variables")
         if not chosen:
@@ -589,68 +591,88 @@ def check_rng(rng: Any, name: str = "rng") -> Any:
 
 
 class IdentifierColumnWarning(UserWarning):
-    """Columns were left out of the default variables because they look like identifiers
-    (or are constant). Name them in ``variables`` to microaggregate them anyway."""
+    """The default variables need a look: columns were left out because they look like
+    identifiers (or are constant), columns chosen look like calendar fields, category codes
+    or numbering, or columns passed through unmasked could identify or single out records.
+    Name the columns in ``variables`` to choose them yourself."""
 
 
-_ID_TOKENS = {"id", "ids", "key", "uuid", "guid", "idx", "index", "serial", "rowid", "recid", "pk"}
+#: How many columns a note of the default-variables warning names before "and N more".
+_NOTE_NAMES = 8
 
 
-def _looks_like_id_name(label: Any) -> bool:
-    import re
-
-    text = str(label)
-    if re.search(r"(?:[a-z0-9]Id|[A-Za-z0-9]ID|_id|_ID)$", text):  # userId, UTILITYID, user_id
-        return True
-    tokens = re.split(r"[^a-z0-9]+", text.lower())
-    return any(t in _ID_TOKENS for t in tokens)
+def _names(columns: list, limit: int = _NOTE_NAMES) -> str:
+    shown = ", ".join(columns[:limit])
+    return shown + (f" and {len(columns) - limit} more" if len(columns) > limit else "")
 
 
-def identifier_reason(values: np.ndarray, label: Any) -> str | None:
-    """Why a numeric column looks like an identifier (or is constant), or None.
-
-    The rule (documented in ``docs/guide/auto.md``):
-
-    * constant: a single value (missing values aside);
-    * a key: integer values, a different one on every record, nearly consecutive
-      (max - min + 1 <= 1.1 n: a counter or a row number, not a measurement);
-    * an identifier by name: integer values and a name such as ``id``, ``user_id``,
-      ``UTILITYID``, ``key``, ``index``.
-    """
-    v = np.asarray(values, dtype=np.float64)
-    missing = np.isnan(v)
-    if missing.any():
-        v = v[~missing]
-    if v.size == 0:
-        return None
-    # O(n) checks first, no sort or hash of the values (np.unique took 11.7 s over ten
-    # columns of 10^6 records); only a column of integers is sorted, for the key test.
-    bits = v.view(np.int64)
-    if bool(np.all(bits == bits[0])):  # bit-identical: 0.0 and -0.0 differ
-        return "constant"
-    if not bool(np.all(np.isfinite(v))) or not bool(np.all(v == np.round(v))):
-        return None  # not integers: neither a key nor an identifier
-    if v.size >= 3 and (v.max() - v.min() + 1) <= 1.1 * v.size:
-        s = np.sort(v)
-        if bool(np.all(s[1:] != s[:-1])):  # a different value on every record
-            return "integer values, a different one on every record, consecutive (looks like a key or row number)"
-    if _looks_like_id_name(label):
-        return "integer values and an identifier-like name"
-    return None
+def _plural(items: list, one: str, many: str) -> str:
+    return one if len(items) == 1 else many
 
 
-def default_variables(frame: pd.DataFrame, numeric: list, *, stacklevel: int = 2) -> list:
+def _codes_note(codes: list) -> str:
+    """Numeric columns chosen that hold category codes (binary, class labels)."""
+    if not codes:
+        return ""
+    names = _names([f"{_col_name(c)} ({why})" for c, why in codes])
+    it = _plural(codes, "it", "them")
+    return (f" {names} look{_plural(codes, 's', '')} categorical, microaggregated anyway (released as group "
+            f"means, so the release stays k-anonymous with {it}): a group mean of category codes is not a "
+            f"category (0.33 is neither 0 nor 1). To keep {it} exact and the release k-anonymous, pass {it} as "
+            f"`strata` (--strata); to leave {it} out, name the other columns in `variables` (--variables): "
+            f"{_plural(codes, 'it is', 'they are')} then released unmasked, "
+            f"{_plural(codes, 'a key variable', 'key variables')} to protect with categorical methods.")
+
+
+def _doubtful_note(doubtful: list) -> str:
+    """Numeric columns chosen that may be numbering rather than measurements."""
+    if not doubtful:
+        return ""
+    names = _names([f"{_col_name(c)} ({why})" for c, why in doubtful])
+    it = _plural(doubtful, "it", "them")
+    return (f" {names} may be identification numbers rather than measurements, microaggregated anyway: if "
+            f"{_plural(doubtful, 'it identifies', 'they identify')} records, name the other columns in `variables` "
+            f"(--variables) and remove {it} before release.")
+
+
+def _passed_note(entries: list) -> str:
+    """Text, categorical and boolean columns released unmasked that could single out records."""
+    if not entries:
+        return ""
+    ids = [(c, e.reason) for c, e in entries if e.kind != CATEGORICAL]
+    cats = [(c, e.distinct) for c, e in entries if e.kind == CATEGORICAL]
+    parts = []
+    if ids:
+        parts.append("; ".join(f"{_col_name(c)} ({reason})" for c, reason in ids[:_NOTE_NAMES])
+                     + (f"; and {len(ids) - _NOTE_NAMES} more" if len(ids) > _NOTE_NAMES else ""))
+    if cats:
+        remedy = CATEGORY_REMEDY if len(cats) == 1 else \
+            CATEGORY_REMEDY.replace("a possible key variable", "possible key variables").replace("suppress it",
+                                                                                                "suppress them")
+        parts.append(f"{_names([f'{_col_name(c)} ({d} values)' for c, d in cats])} "
+                     f"{_plural(cats, 'is', 'are')} categorical: {remedy}")
+    return f" Passed through unmasked: {'; '.join(parts)}."
+
+
+def default_variables(frame: pd.DataFrame, numeric: list, *, stacklevel: int = 2, exclude: Any = None) -> list:
     """The default columns to microaggregate: ``numeric`` without identifier-like and
-    constant columns; warns (:class:`IdentifierColumnWarning`) naming the columns chosen
-    and those left out, with the reason. The API (``variables=None``) and the CLI (no
-    ``--variables``) both use it.
+    constant columns (:func:`~pysdcmicro._columns.identifier_reason`). The API
+    (``variables=None``) and the CLI (no ``--variables``) both use it.
+
+    Warns (:class:`IdentifierColumnWarning`, one line) naming the columns chosen and those
+    left out, with the reason, and, among the columns chosen, calendar fields, category
+    codes (binary or class-label columns, kept: released as group means, the release stays
+    k-anonymous with them) and integers that may be numbering (kept: they may be
+    measurements); and the other columns of ``frame`` (text, categorical, boolean; not
+    ``exclude``, the stratum and weight columns) that pass through unmasked and could
+    identify or single out records, most dangerous first.
 
     If every column would be left out, the error names them and the way to include them.
     """
     import pandas as pd
     import warnings
 
-    chosen, left = [], []
+    chosen, left, codes, doubtful = [], [], [], []
     for c in numeric:
         try:
             values = pd.to_numeric(frame[c], errors="coerce").to_numpy(dtype=np.float64, na_value=np.nan)
@@ -658,17 +680,30 @@ def default_variables(frame: pd.DataFrame, numeric: list, *, stacklevel: int = 2
             chosen.append(c)
             continue
         why = identifier_reason(values, c)
-        (left.append((c, why)) if why else chosen.append(c))
-    calendar = [c for c in chosen if _calendar_like(c)]
+        if why:
+            left.append((c, why))
+            continue
+        chosen.append(c)
+        code = category_codes(values, c)
+        if code:
+            codes.append((c, code))
+        elif not _calendar_like(c):
+            doubt = doubtful_identifier(values, c)
+            if doubt:
+                doubtful.append((c, doubt))
+    calendar = [c for c in chosen if _calendar_like(c) and c not in {c for c, _ in codes}]
+    skip = set(numeric) | set(exclude or ())
+    passed = text_columns(frame, [c for c in frame.columns if c not in skip])
     note = ""
     if calendar:
         note = (f" {', '.join(_col_name(c) for c in calendar)} look{'s' if len(calendar) == 1 else ''} like a "
                 "calendar field (averaging dates rarely protects anything): name the columns in `variables` "
                 "(--variables) to leave it out.")
-    if not left and not calendar:
+    note += _codes_note(codes) + _doubtful_note(doubtful) + _passed_note(passed)
+    if not left and not note:
         return chosen
     if not left:
-        warnings.warn(f"default variables: microaggregating {', '.join(_col_name(c) for c in chosen)};{note}",
+        warnings.warn(f"default variables: microaggregating {', '.join(_col_name(c) for c in chosen)}.{note}",
                       IdentifierColumnWarning, stacklevel=stacklevel)
         return chosen
     out = "; ".join(f"{_col_name(c)} ({why})" for c, why in left)

@@ -22,6 +22,11 @@ def make_demo_data(n: int = 600, *, rng=0) -> pd.DataFrame:
     be negative), all in thousands. A few exact duplicate records are included, as in
     real registers.
 
+    ``firm_id`` (one per firm) is a direct identifier and ``region`` and ``sector`` are
+    categorical key variables: microaggregation passes them through untouched, and the
+    release report (:func:`pysdcmicro.report`) and the default-variables warning name them
+    (remove the identifier before release; recode or suppress the categories).
+
     Parameters
     ----------
     n : int, default 600
