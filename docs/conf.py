@@ -29,7 +29,9 @@ release = version = pysdcmicro.__version__
 extensions = ["myst_parser", "sphinx.ext.autodoc", "numpydoc"]
 source_suffix = {".md": "markdown", ".rst": "restructuredtext"}
 exclude_patterns = ["_build", "Thumbs.db", ".DS_Store"]
-myst_enable_extensions = ["dollarmath", "deflist"]
+# No `dollarmath`: formulas are written as text, because Sphinx's math renderer (MathJax)
+# loads from a CDN and a page read offline would show raw LaTeX.
+myst_enable_extensions = ["deflist"]
 myst_heading_anchors = 3
 
 html_theme = "furo"

@@ -30,6 +30,10 @@ pre { background: #f6f6f6; padding: 0.8em; overflow-x: auto; font-size: 0.82em; 
 #headline .value { font-size: 1.1em; font-weight: 600; } #headline .reading { color: #555; font-size: 0.9em; }
 .figs figure { margin: 0 0 1.2em; } figcaption { margin-top: 0.3em; }
 table.facts td { text-align: left; } table.facts td:first-child { white-space: nowrap; }
+.wide { overflow-x: auto; max-width: 100%; margin: 0.6em 0; } .wide table { margin: 0; }
+table.matrix { font-size: 0.8em; } table.matrix td, table.matrix th { padding: 0.2em 0.5em; }
+table.matrix th:first-child, table.matrix td:first-child { position: sticky; left: 0; background: #fff;
+     box-shadow: 1px 0 0 #ddd; } table.matrix tr:first-child th:first-child { background: #f6f6f6; }
 """
 
 
@@ -56,6 +60,18 @@ def _rows(pairs: list[tuple[str, str]]) -> str:
     return "".join(f"<tr><td>{_e(k)}</td><td>{v}</td></tr>" for k, v in pairs)
 
 
+def _wide(table: str) -> str:
+    """A table that may be wider than the page's column: it scrolls sideways in its own box
+    (its first column stays in view) instead of being clipped or widening the page."""
+    return f"<div class='wide'>{table}</div>"
+
+
+def _percent(value: Any) -> str:
+    """A number in percent, with its unit (as the headline writes IL and the gap)."""
+    text = _fmt(value)
+    return text if text in ("&ndash;", "undefined") else f"{text} %"
+
+
 def _plots(rep) -> list[tuple[str, str]]:
     from ._plots import figure_png
 
@@ -63,10 +79,13 @@ def _plots(rep) -> list[tuple[str, str]]:
 
     figures = []
     if rep.original is not None:
+        pca = plot_pca(rep.original, rep.released, variables=rep.variables)
+        zoomed = len(pca.axes) > 1
         figures.append(("All variables at once: each original record (dot) joined to its released record "
-                        "(diamond) in the plane of the first two principal components of the original. "
-                        "Short lines: little was changed.",
-                        plot_pca(rep.original, rep.released, variables=rep.variables)))
+                        "(diamond) in the plane of the first two principal components of the original, on linear "
+                        "axes. Short lines: little was changed."
+                        + (" A few records lie far out, so the right panel zooms on the others (the dashed box "
+                           "on the left); lines leaving it continue outside." if zoomed else ""), pca))
         figures.append(("One panel per variable: original value against released value; points on the dashed "
                         "diagonal are unchanged. Skewed variables are on log axes.",
                         plot_variables(rep.original, rep.released, variables=rep.variables)))
@@ -90,7 +109,7 @@ def render_body(rep, *, plots: bool | None = None) -> str:
              + (f", method {rep.method}" if rep.method else ""))
     parts.append(_headline(rep, title))
     parts.append("<h2>The data</h2>")
-    facts = [("records x variables", f"{rep.n} x {len(rep.variables)}"),
+    facts = [("records x variables", f"{rep.n:,} x {len(rep.variables)}"),
              ("variables", _e(", ".join(map(str, rep.variables))))]
     if rep.k is not None:
         facts.append(("k", _e(rep.k)))
@@ -99,41 +118,6 @@ def render_body(rep, *, plots: bool | None = None) -> str:
     if rep.seconds is not None:
         facts.append(("seconds", f"{rep.seconds:.3f}"))
     parts.append(f"<table class='facts'>{_rows(facts)}</table>")
-
-    parts.append("<h2>Protection</h2>")
-    smallest = int(rep.class_sizes.min())
-    if rep.k_anonymous is None:
-        verdict = f"k not given; the smallest group of identical released records has {smallest}."
-    elif rep.k_anonymous and rep.scope != "joint":
-        jointly = rep.joint_smallest >= rep.k
-        verdict = (f"<span class='ok'>k-anonymous {_e(rep.scope)} only</span>: {_e(rep._scope_words())}, its "
-                   f"released values are shared by at least {rep.k} records (smallest {smallest}); all columns "
-                   f"together: {'k-anonymous' if jointly else 'NOT k-anonymous'} (smallest {rep.joint_smallest}).")
-    elif rep.k_anonymous:
-        verdict = (f"<span class='ok'>k-anonymous</span>: every combination of released values is shared by at "
-                   f"least {rep.k} records ({rep.class_sizes.size} combinations, smallest {smallest}).")
-    else:
-        verdict = (f"<span class='bad'>NOT k-anonymous</span>: some combinations of released values are shared by "
-                   f"fewer than {rep.k} records (smallest {smallest}).")
-    parts.append(f"<p>{verdict} <span class='note'>Checked on {_e(rep.checked_on)}.</span></p>")
-    if rep.risk is not None:
-        r = rep.risk
-        parts.append(
-            f"<p>Interval disclosure risk: <b>{100 * r['interval_disclosure']:.2f} %</b> of the records "
-            f"({r['records_at_risk']}) have every original value within {r['sd_fraction']:g} standard deviations "
-            f"of the released one. <span class='note'>sdcMicro's <code>dRisk</code>, which sdcMicro prints as the "
-            f"upper end of its disclosure risk interval, [0 %; {100 * r['interval_disclosure']:.2f} %].</span></p>")
-        link = r.get("record_linkage")
-        if link is not None:
-            parts.append(
-                f"<p>Record-linkage risk: <b>{100 * link['linked']:.2f} %</b> of the records are linked to their own "
-                f"released record when each original record is linked to the nearest released one "
-                f"({100 * link['within_top']:.2f} % have it among the {link['top']} nearest). "
-                "<span class='note'>Distance-based record linkage (Domingo-Ferrer &amp; Torra; Pagliuca &amp; Seri) "
-                "on both files standardized with the original's means and standard deviations; ties counted "
-                "fractionally.</span></p>")
-        elif r.get("record_linkage_note"):
-            parts.append(f"<p class='note'>Record-linkage risk not computed: {_e(r['record_linkage_note'])}</p>")
 
     want = plots
     if want is not False:
@@ -155,10 +139,10 @@ def render_body(rep, *, plots: bool | None = None) -> str:
     parts.append("<h2>Utility</h2>")
     util = []
     if rep.information_loss is not None:
-        util.append(("information loss IL = 100 SSE/SST (%)", _fmt(rep.information_loss)))
+        util.append(("information loss IL = 100 SSE/SST", _percent(rep.information_loss)))
     if rep.lower_bound is not None:
-        util.append(("proven lower bound on the optimal IL (%)", _fmt(rep.lower_bound)))
-        util.append(("gap (IL - bound) / IL", "&ndash;" if rep.gap is None else f"{rep.gap:.2f} %"))
+        util.append(("proven lower bound on the optimal IL", _percent(rep.lower_bound)))
+        util.append(("gap (IL - bound) / IL", _percent(rep.gap)))
     if rep.utility is not None:
         u = rep.utility
         cells = rep.n * len(rep.variables)
@@ -169,9 +153,9 @@ def render_body(rep, *, plots: bool | None = None) -> str:
                   f"0 = correlations kept (sdcMicro prints {100 * u['eigen']:.2f} %)" if u["eigen"] is not None
                   and math.isfinite(u["eigen"]) else "eigen (sdcMicro dUtility)", _fmt(u["eigen"])),
                  ("IL1 (sdcMicro dUtility, sum over cells)", _fmt(u["il1"])),
-                 ("IL1 per cell: mean 100 |original - released| / |original| (%); 0 = unchanged",
-                  _fmt(None if u["il1"] is None else u["il1"] / cells))]
-    parts.append(f"<table>{_rows(util)}</table>")
+                 ("IL1 per cell: mean 100 |original - released| / |original|; 0 = unchanged",
+                  _percent(None if u["il1"] is None else u["il1"] / cells))]
+    parts.append(_wide(f"<table>{_rows(util)}</table>"))
     if rep.changes is not None:
         head = "".join(f"<th>{_e(h)}</th>" for h in ("variable", "mean before", "mean after", "sd before",
                                                        "sd after", "variance ratio"))
@@ -179,7 +163,7 @@ def render_body(rep, *, plots: bool | None = None) -> str:
             f"<tr><td>{_e(r.variable)}</td><td>{_fmt(r.mean_original)}</td><td>{_fmt(r.mean_masked)}</td>"
             f"<td>{_fmt(r.sd_original)}</td><td>{_fmt(r.sd_masked)}</td><td>{_fmt(r.variance_ratio)}</td></tr>"
             for r in rep.changes.itertuples())
-        parts.append(f"<h2>Per variable</h2><table><tr>{head}</tr>{body}</table>")
+        parts.append(f"<h2>Per variable</h2>" + _wide(f"<table><tr>{head}</tr>{body}</table>"))
     if rep.correlations is not None and rep.correlations["pair"] is not None:
         c = rep.correlations
         a, b = c["pair"]
@@ -191,12 +175,16 @@ def render_body(rep, *, plots: bool | None = None) -> str:
                 head = "".join(f"<th>{_e(v)}</th>" for v in m.columns)
                 body = "".join(f"<tr><td>{_e(i)}</td>" + "".join(f"<td>{_corr(v)}</td>" for v in row) + "</tr>"
                                for i, row in zip(m.index, m.to_numpy()))
-                parts.append(f"<p class='note'>Correlations, {which}:</p><table><tr><th></th>{head}</tr>{body}</table>")
+                parts.append(f"<p class='note'>Correlations, {which}:</p>"
+                             + _wide(f"<table class='matrix'><tr><th></th>{head}</tr>{body}</table>"))
     if rep.settings:
         parts.append("<details><summary>Settings (everything that made the result)</summary>"
                      f"<pre>{_e(json.dumps(rep.settings, indent=2, default=str))}</pre></details>")
     if rep.utility is not None:
-        parts.append(f"<p class='note'>Definitions: {_e(rep.utility['definitions'])}; {_e(rep.risk['definition'])}.</p>")
+        parts.append(f"<p class='note'>Definitions: {_e(rep.utility['definitions'])}; {_e(rep.risk['definition'])}; "
+                     "record linkage: distance-based record linkage (Pagliuca &amp; Seri 1999; Domingo-Ferrer &amp; "
+                     "Torra 2001), both files standardized with the original's means and standard deviations, ties "
+                     "counted fractionally.</p>")
     return "\n".join(parts)
 
 

@@ -30,7 +30,7 @@ __all__ = [
     "figure_png",
 ]
 
-_CONTROL = re.compile(r"[\x00-\x1f\x7f]")
+_CONTROL = re.compile(r"[\x00-\x09\x0b-\x1f\x7f]")  # control characters but the newline (a line break)
 _ORIGINAL = "#4c72b0"
 _MASKED = "#dd8452"
 _BAD = "#c44e52"
@@ -82,7 +82,7 @@ def plain_text(fig: Any) -> Any:
             text.set_usetex(False)
             text.set_parse_math(False)
             raw = text.get_text()
-            if _CONTROL.search(raw):  # tabs and other control characters have no glyph
+            if _CONTROL.search(raw):  # tabs and other control characters have no glyph; "\n" breaks the line
                 text.set_text(_CONTROL.sub(" ", raw))
     return fig
 
@@ -134,7 +134,7 @@ def plot_group_sizes(data: Any, *, k: int | None = None, ax: Any = None, title: 
     colors = [_BAD if (k is not None and v < k) else _ORIGINAL for v in values]
     ax.bar(values, counts, width=0.7, color=colors)
     for v, c in zip(values, counts):
-        ax.annotate(f"{c}", (v, c), ha="center", va="bottom", fontsize=8, xytext=(0, 2), textcoords="offset points")
+        ax.annotate(f"{c:,}", (v, c), ha="center", va="bottom", fontsize=8, xytext=(0, 2), textcoords="offset points")
     low = min(int(values.min()), k if k is not None else int(values.min())) - 1
     high = int(values.max()) + 1
     ax.set_xlim(low, high)
@@ -147,7 +147,8 @@ def plot_group_sizes(data: Any, *, k: int | None = None, ax: Any = None, title: 
         ax.set_xticks(values)
     ax.set_xlabel("records in the group")
     ax.set_ylabel("number of groups")
-    ax.set_title(title or f"{default_title} ({int(sizes.sum())} records, {sizes.size} groups)")
+    ax.set_title(_fit(title or f"{default_title} ({int(sizes.sum()):,} records, {sizes.size:,} groups)",
+                      ax.figure.get_figwidth() - 0.8, 12))
     return plain_text(fig)
 
 
@@ -177,7 +178,7 @@ def plot_original_vs_masked(original: Any, masked: Any, x: Any, y: Any, *, ax: A
     if n > max_points:
         keep = np.sort(np.random.default_rng(rng).choice(n, size=max_points, replace=False))
         X, Xm = X[keep], Xm[keep]
-        note = f", random {max_points} of {n} records"
+        note = f", random {max_points:,} of {n:,} records"
     fig, ax = _axes(ax, (6.0, 5.0))
     from matplotlib.collections import LineCollection
 
@@ -192,7 +193,7 @@ def plot_original_vs_masked(original: Any, masked: Any, x: Any, y: Any, *, ax: A
     ax.set_xlabel(str(x))
     ax.set_ylabel(str(y))
     ax.legend(loc="best", frameon=False)
-    ax.set_title(title or f"Original and released values ({x}, {y}{note})")
+    ax.set_title(_fit(title or f"Original and released values ({x}, {y}{note})", ax.figure.get_figwidth() - 0.8, 12))
     return plain_text(fig)
 
 
@@ -398,7 +399,8 @@ def _set_scale(ax: Any, which: str, scale: str, kw: dict, values: np.ndarray) ->
     top = float(v.max()) if v.size else 1.0
     lo = int(round(math.log10(kw["linthresh"]))) + 1
     hi = max(lo, math.floor(math.log10(top)) if top > 0 else lo)
-    step = max(1, math.ceil((hi - lo + 1) / 3))
+    # at most 3 decades on a one-signed axis, 2 a side on a two-signed one: 5 labels at most
+    step = max(1, math.ceil((hi - lo + 1) / (2 if (values > 0).any() and (values < 0).any() else 3)))
     decades = list(range(hi, lo - 1, -step))
     ticks = [0.0]
     if (values > 0).any():
@@ -431,15 +433,43 @@ def _sample(n: int, max_points: int, rng: Any) -> np.ndarray | None:
     return np.sort(np.random.default_rng(rng).choice(n, size=max_points, replace=False))
 
 
+def _zoom_window(P: np.ndarray, Pm: np.ndarray) -> tuple[float, float, float, float] | None:
+    """The box (x0, x1, y0, y1) around the central records when a few lie so far out that the
+    rest would crowd into a small part of the plot: the 5th to 95th percentile of every
+    point on each axis, padded; None when the full view is at most 3 times as wide and as
+    tall as that box."""
+    both = np.concatenate([P, Pm])
+    lo, hi = np.percentile(both, [5, 95], axis=0)
+    pad = 0.05 * np.maximum(hi - lo, 1e-12)
+    lo, hi = lo - pad, hi + pad
+    full = both.max(axis=0) - both.min(axis=0)
+    if np.all(full <= 3 * (hi - lo)):
+        return None
+    return float(lo[0]), float(hi[0]), float(lo[1]), float(hi[1])
+
+
+def _fit(text: str, inches: float, fontsize: float) -> str:
+    """``text`` broken into lines that fit ``inches`` at ``fontsize`` points (titles and
+    labels are not wrapped by matplotlib, and constrained layout cannot make room for a
+    title wider than its figure)."""
+    import textwrap
+
+    chars = max(20, int(inches * 72 / (0.6 * fontsize)))
+    return "\n".join(textwrap.wrap(text, width=chars, break_on_hyphens=False)) or text
+
+
 def plot_pca(original: Any, masked: Any, *, variables: Any = None, max_points: int = 3000, rng: Any = 0,
-             ax: Any = None, title: str | None = None):
+             ax: Any = None, title: str | None = None, zoom: bool | None = None):
     """Original against released records in the plane of the first two principal components.
 
     Both files are standardized with the original's means and standard deviations and
     projected on the two leading eigenvectors of the original's correlation matrix (the
     plane where the records differ most), whatever the number of variables. Each original
-    record (dot) is joined to its released record (diamond). Axes are drawn on a symmetric
-    log scale when the scores are skewed (a few far records, most near the centre).
+    record (dot) is joined to its released record (diamond). The axes are linear, so the
+    length of a line is how far the release moved the record in that plane: short lines,
+    little changed. When a few records lie far out (skewed data), the others would crowd
+    into a corner: a second panel then zooms on the central records (the dashed box of the
+    first panel) and says how many records lie outside it.
 
     Parameters
     ----------
@@ -449,6 +479,11 @@ def plot_pca(original: Any, masked: Any, *, variables: Any = None, max_points: i
         Columns (default: every numeric column of ``original`` in ``masked``).
     max_points : int, default 3000
         Larger data sets are drawn as a random sample of this many records (seeded by ``rng``).
+    ax : matplotlib Axes, optional
+        Draw the full view on it (no zoom panel).
+    zoom : bool, optional
+        Draw the zoom panel (default: when a few records lie far out and ``ax`` is not
+        given). True without far-out records zooms on the 5th to 95th percentiles.
 
     Returns
     -------
@@ -477,27 +512,56 @@ def plot_pca(original: Any, masked: Any, *, variables: Any = None, max_points: i
     note = ""
     if pick is not None:
         P, Pm = P[pick], Pm[pick]
-        note = f"; random {max_points} of {Z.shape[0]} records"
-    fig, ax = _axes(ax, (6.4, 5.2))
+        note = f"random {max_points:,} of {Z.shape[0]:,} records"
+    window = None
+    if zoom or (zoom is None and ax is None):
+        window = _zoom_window(P, Pm)
+        if window is None and zoom:
+            both = np.concatenate([P, Pm])
+            (x0, y0), (x1, y1) = np.percentile(both, [5, 95], axis=0)
+            window = float(x0), float(x1), float(y0), float(y1)
+    if ax is not None:
+        if window is not None:
+            raise InvalidInputError("`plot_pca` draws the zoom panel on a figure of its own: pass `ax` or "
+                                    "`zoom=True`, not both.")
+        fig, panels = ax.figure, [ax]
+    else:
+        Figure = _figure_class()
+        fig = Figure(figsize=(10.4, 5.0) if window is not None else (6.4, 5.2), layout="constrained")
+        panels = list(fig.subplots(1, 2 if window is not None else 1, squeeze=False)[0])
     from matplotlib.collections import LineCollection
 
-    ax.add_collection(LineCollection(np.stack([P, Pm], axis=1), colors="0.6", linewidths=0.5, alpha=0.6, zorder=1))
-    ax.scatter(P[:, 0], P[:, 1], s=9, color=_ORIGINAL, alpha=0.7, label="original", zorder=2, linewidths=0)
-    ax.scatter(Pm[:, 0], Pm[:, 1], s=24, color=_MASKED, marker="D", label="released", zorder=3,
-               edgecolors="white", linewidths=0.5)
-    scales = {}
-    for axis, values in (("x", np.concatenate([P[:, 0], Pm[:, 0]])), ("y", np.concatenate([P[:, 1], Pm[:, 1]]))):
-        scale, kw = _axis_scale(values)
-        if scale == "log":  # scores have both signs in general; a symmetric log keeps them
-            scale, kw = "symlog", {"linthresh": _decade(float(np.median(np.abs(values))))}
-        _set_scale(ax, axis, scale, kw, values)
-        scales[axis] = {"linear": "", "log": "; log scale", "symlog": "; signed log scale"}[scale]
-    ax.autoscale_view()
-    ax.set_xlabel(f"first principal component ({share[0]:.0f} % of the variance{scales['x']})")
-    ax.set_ylabel(f"second principal component ({share[1]:.0f} % of the variance{scales['y']})")
-    ax.legend(loc="best", frameon=False)
-    ax.set_title(title or f"Original and released records, {int(keep.sum())} variables{note}")
-    ax.grid(True, alpha=0.25)
+    for i, panel in enumerate(panels):
+        panel.add_collection(LineCollection(np.stack([P, Pm], axis=1), colors="0.55", linewidths=0.6,
+                                            alpha=0.7, zorder=1))
+        panel.scatter(P[:, 0], P[:, 1], s=9, color=_ORIGINAL, alpha=0.7, label="original", zorder=2, linewidths=0)
+        panel.scatter(Pm[:, 0], Pm[:, 1], s=24, color=_MASKED, marker="D", label="released", zorder=3,
+                      edgecolors="white", linewidths=0.5)
+        panel.autoscale_view()
+        panel.set_xlabel(f"first principal component ({share[0]:.0f} % of the variance)")
+        if i == 0:
+            panel.set_ylabel(f"second principal component ({share[1]:.0f} % of the variance)")
+        panel.grid(True, alpha=0.25)
+    panels[0].legend(loc="best", frameon=False)
+    head = title or f"Original and released records, {int(keep.sum())} variables"
+    if window is None:
+        width = panels[0].get_position().width * fig.get_figwidth()
+        panels[0].set_title(_fit(head + (f"; {note}" if note else ""), width, 12))
+        return plain_text(fig)
+    from matplotlib.patches import Rectangle
+
+    x0, x1, y0, y1 = window
+    panels[0].add_patch(Rectangle((x0, y0), x1 - x0, y1 - y0, fill=False, edgecolor="0.25", linestyle="--",
+                                  linewidth=1, zorder=4))
+    panels[0].set_title("every record", fontsize=10)
+    inside = ((P[:, 0] >= x0) & (P[:, 0] <= x1) & (P[:, 1] >= y0) & (P[:, 1] <= y1)
+              & (Pm[:, 0] >= x0) & (Pm[:, 0] <= x1) & (Pm[:, 1] >= y0) & (Pm[:, 1] <= y1))
+    outside = int(P.shape[0] - inside.sum())
+    panels[1].set_xlim(x0, x1)
+    panels[1].set_ylim(y0, y1)
+    panels[1].set_title(_fit(f"zoom on the dashed box ({outside:,} of {P.shape[0]:,} records reach outside it)",
+                             fig.get_figwidth() / 2 - 0.6, 10), fontsize=10)
+    fig.suptitle(_fit(head + (f"; {note}" if note else ""), fig.get_figwidth(), 12))
     return plain_text(fig)
 
 
@@ -542,8 +606,8 @@ def plot_variables(original: Any, masked: Any, *, variables: Any = None, max_var
         note = f" ({max_variables} of {p} variables: those whose variance shrank most)"
     pick = _sample(X.shape[0], max_points, rng)
     if pick is not None:
+        note += f"; random {max_points:,} of {X.shape[0]:,} records"
         X, Xm = X[pick], Xm[pick]
-        note += f"; random {max_points} of the records"
     ncols = max(1, min(ncols, len(chosen)))
     nrows = math.ceil(len(chosen) / ncols)
     Figure = _figure_class()
@@ -566,14 +630,16 @@ def plot_variables(original: Any, masked: Any, *, variables: Any = None, max_var
         both = np.concatenate([x, y])
         _set_scale(ax, "x", scale, kw, both)
         _set_scale(ax, "y", scale, kw, both)
-        ax.set_title(str(names[j]) + {"linear": "", "log": " (log)", "symlog": " (signed log)"}[scale], fontsize=9)
+        ax.set_title(_fit(str(names[j]) + {"linear": "", "log": " (log)", "symlog": " (signed log)"}[scale], 2.5, 9),
+                     fontsize=9)
         ax.tick_params(labelsize=7)
         ax.grid(True, alpha=0.25)
     for i in range(len(chosen), nrows * ncols):
         axes[i // ncols][i % ncols].set_visible(False)
     fig.supxlabel("original value", fontsize=9)
     fig.supylabel("released value", fontsize=9)
-    fig.suptitle(title or f"Each variable, original against released (dashed: unchanged){note}", fontsize=10)
+    fig.suptitle(_fit(title or f"Each variable, original against released (dashed: unchanged){note}",
+                      fig.get_figwidth() - 0.4, 10), fontsize=10)
     return plain_text(fig)
 
 

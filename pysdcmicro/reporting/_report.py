@@ -21,7 +21,8 @@ from .._errors import InvalidInputError, InvalidTypeError
 from .._phases import phase
 from .._release import across_groups
 from .._result import MicroaggregationResult, _jsonable
-from .._validation import check_k
+from .._columns import unmasked_columns
+from .._validation import check_k, is_column_label
 from ..metrics import equivalence_class_sizes
 from ..metrics._linkage import _record_linkage
 from ..metrics._pairs import _as_table, check_fraction, paired_values
@@ -101,7 +102,9 @@ class Report:
     unmasked : list of dict
         Columns released unmasked that look like quasi-identifiers (numeric, or text that
         holds numbers), each ``{"column", "reason", "option"}``: k-anonymity was not checked
-        on them. The command line fills it; the headline names them.
+        on them. The command line fills it; the headline names them, its k-anonymity line says
+        that the verdict holds for the masked columns only and how many were left unmasked, and
+        ``to_dict()["k_anonymity"]["columns_left_unmasked"]`` counts them.
     across_groups : dict or None
         With groups of variables: ``records_below_k``, the records whose combination of
         released values over every group's columns is shared by fewer than ``k`` records
@@ -160,6 +163,8 @@ class Report:
                 "class_size_counts": _counts(self.class_sizes),
                 "checked_on": self.checked_on,
                 "scope": self.scope,
+                # the verdict holds for `variables` only: these columns were released unmasked
+                **({"columns_left_unmasked": len(self.unmasked)} if self.unmasked else {}),
                 **({} if self.scope == "joint" else {
                     "variable_groups": [[_name(v) for v in g] for g in self.settings.get("variable_groups", [])],
                     "within_each_group": self.k_anonymous,
@@ -215,36 +220,52 @@ class Report:
         """
         items: list[dict] = []
         smallest = int(self.class_sizes.min())
-        checked = ", ".join(repr(_name(v)) for v in self.variables[:12]) + (", ..." if len(self.variables) > 12 else "")
+        checked = _listed([repr(_name(v)) for v in self.variables])
         groups = (self.settings or {}).get("variable_groups") or []
         if len(groups) > 1:  # checked group by group, not on the combination
             checked = ("of each variable group on its own: "
                        + " | ".join(", ".join(repr(_name(v)) for v in group) for group in groups))
+        # Columns released unmasked were never part of the check: a "yes" holds for the
+        # masked columns only, and says so in its value, not only in the "left unmasked" line.
+        n_unmasked = len(self.unmasked)
+        columns = f"{n_unmasked} column{'s' if n_unmasked != 1 else ''} left unmasked"
+        caveat = f"for the masked columns only: {columns}" if n_unmasked else ""
+        not_checked = (f" The {columns} (see \"left unmasked\") {'was' if n_unmasked == 1 else 'were'} not "
+                       f"checked: a record may still be singled out through {'it' if n_unmasked == 1 else 'them'}."
+                       if n_unmasked else "")
+        combinations = self.class_sizes.size
         if self.k_anonymous is None:
-            items.append(dict(key="k_anonymous", label="k-anonymous", value="not checked", verdict="info",
+            items.append(dict(key="k_anonymous", label="k-anonymous",
+                              value="not checked" + (f" ({columns})" if n_unmasked else ""),
+                              verdict="info",
                               reading=f"k was not given; every released combination of values is shared by at "
-                                      f"least {smallest} records (columns checked: {checked})."))
+                                      f"least {smallest} records (checked on {self.checked_on}, columns "
+                                      f"{checked})." + not_checked))
         elif self.k_anonymous and self.scope != "joint":
             jointly = self.joint_smallest >= self.k
-            items.append(dict(key="k_anonymous", label=f"{self.k}-anonymous", value=f"{self.scope} only",
-                              verdict="good" if jointly else "info",
+            items.append(dict(key="k_anonymous", label=f"{self.k}-anonymous",
+                              value=f"{self.scope} only" + (f", {caveat}" if caveat else ""),
+                              verdict="good" if jointly and not caveat else "info",
                               reading=f"checked {checked if len(groups) > 1 else self._scope_words()}: its released "
                                       f"values are shared by at least "
                                       f"{self.k} records (smallest: {smallest}); the combination of all columns "
                                       + ("is k-anonymous too" if jointly else
                                          f"is NOT (smallest: {self.joint_smallest})")
-                                      + f"; checked on {self.checked_on}."))
+                                      + f"; checked on {self.checked_on}." + not_checked))
         elif self.k_anonymous:
-            items.append(dict(key="k_anonymous", label=f"{self.k}-anonymous", value="yes", verdict="good",
-                              reading=f"every released combination of values is shared by at least {self.k} "
-                                      f"records (smallest: {smallest}); checked on {self.checked_on}, "
-                                      f"columns {checked}."))
+            items.append(dict(key="k_anonymous", label=f"{self.k}-anonymous",
+                              value="yes" + (f", {caveat}" if caveat else ""), verdict="info" if caveat else "good",
+                              reading=f"{'all ' if combinations > 1 else ''}{combinations:,} released "
+                                      f"combination{'s' if combinations != 1 else ''} of values "
+                                      f"{'are' if combinations != 1 else 'is'} shared by at least {self.k} records "
+                                      f"each (smallest: {smallest}); checked on {self.checked_on}, "
+                                      f"columns {checked}." + not_checked))
         else:
             below = int(np.sum(self.class_sizes[self.class_sizes < self.k]))
             items.append(dict(key="k_anonymous", label=f"{self.k}-anonymous", value="NO", verdict="bad",
                               reading=f"{below} records are in combinations shared by fewer than {self.k} "
-                                      f"records (smallest: {smallest}; columns checked: {checked}): do not release "
-                                      "this file."))
+                                      f"records (smallest: {smallest}; checked on {self.checked_on}, columns "
+                                      f"{checked}): do not release this file."))
         if self.across_groups is not None:
             items.append(_across_item(self.across_groups, self.k))
         if self.information_loss is not None and math.isfinite(self.information_loss):
@@ -268,18 +289,20 @@ class Report:
                               verdict="info",
                               reading="an intruder who knows a record's original values and takes the nearest "
                                       f"released record is right for this share of the records ({k_part}"
-                                      "100 % for an unmasked file)."))
+                                      "100 % for an unmasked file). Distances on the original's z-scores; ties "
+                                      "counted fractionally."))
         elif self.risk is not None:
             items.append(dict(key="record_linkage", label="record-linkage risk", value="not computed",
                               verdict="info", reading=self.risk.get("record_linkage_note", "")))
         if self.risk is not None:
             r = self.risk
             items.append(dict(key="interval_disclosure", label="interval disclosure risk",
-                              value=f"{100 * r['interval_disclosure']:.2f} % ({r['records_at_risk']} records)",
+                              value=f"{100 * r['interval_disclosure']:.2f} % ({r['records_at_risk']:,} records)",
                               verdict="info",
                               reading=f"records whose every original value lies within {r['sd_fraction']:g} "
                                       "standard deviations of its released value: an intruder would recognise "
-                                      "their values (sdcMicro's dRisk; lower is better)."))
+                                      "their values (lower is better). sdcMicro's dRisk, which sdcMicro prints "
+                                      "as the upper end of \"disclosure risk between [0 %; x %]\"."))
         else:
             items.append(dict(key="risk", label="disclosure risk", value="not computed",
                               verdict="info", reading=self.measures_note or "the risk measures need the original "
@@ -287,11 +310,17 @@ class Report:
         if self.unmasked:
             names = ", ".join(f"{u['column']!r} ({u['reason']})" for u in self.unmasked[:12])
             more = f", and {len(self.unmasked) - 12} more" if len(self.unmasked) > 12 else ""
-            items.append(dict(key="unmasked", label="left unmasked", value=f"{len(self.unmasked)} column(s)",
+            options = list(dict.fromkeys(u.get("option") for u in self.unmasked if u.get("option")))
+            where = " or ".join(o if o.startswith("-") else f"`{o}`" for o in options)
+            todo = ""
+            if options:  # a column without an option holds no numbers: its reason says what to do
+                which = "them" if all(u.get("option") for u in self.unmasked) else "the numeric ones"
+                todo = f" Name {which} in {where} to microaggregate them."
+            items.append(dict(key="unmasked", label="left unmasked",
+                              value=f"{len(self.unmasked)} column{'s' if len(self.unmasked) != 1 else ''}",
                               verdict="bad",
-                              reading=f"released unchanged and not checked for k-anonymity, although they look like "
-                                      f"quasi-identifiers: {names}{more}; name them in --variables to microaggregate "
-                                      "them."))
+                              reading=f"released unchanged and not checked for k-anonymity, although they could "
+                                      f"identify or single out records: {names}{more}.{todo}"))
         return items
 
     def to_json(self, **kwargs: Any) -> str:
@@ -302,56 +331,27 @@ class Report:
     def to_text(self, *, width: int = 40) -> str:
         """The report as plain text for a terminal (a histogram of group sizes included)."""
         lines: list[str] = []
-        names = ", ".join(map(str, self.variables))
+        names = _listed([str(v) for v in self.variables], limit=100)  # the line wraps
         head = "pysdcmicro release report"
         if self.method:
             head += f": {self.method}"
         lines += [head, "=" * len(head)]
         for item in self.headline():
             lines.append(f"{item['label'] + ':':<26}{item['value']}")
-            lines += textwrap.wrap(item["reading"], width=100, initial_indent=" " * 26, subsequent_indent=" " * 26)
-        lines += ["", f"records x variables   {self.n} x {len(self.variables)} ({names})"]
+            lines += _wrap(item["reading"], " " * 26, " " * 26)
+        lines.append("")
+        lines += _field("records x variables", f"{self.n:,} x {len(self.variables)} ({names})")
         if self.k is not None:
-            lines.append(f"k                     {self.k}")
+            lines += _field("k", str(self.k))
         if self.status is not None:
-            status = self.status + (f" ({self.message})" if self.message else "")
-            lines.append(f"status                {status}")
+            lines += _field("status", self.status + (f" ({self.message})" if self.message else ""))
         if self.seconds is not None:
-            lines.append(f"seconds               {self.seconds:.3f}")
+            lines += _field("seconds", f"{self.seconds:.3f}")
 
-        lines += ["", "Protection"]
-        smallest = int(self.class_sizes.min())
-        if self.k_anonymous is None:
-            lines.append(f"  k-anonymity         k not given; smallest group of identical released records: {smallest}")
-        else:
-            verdict = "YES" if self.k_anonymous else "NO"
-            rule = (f"every combination of released values is shared by >= {self.k} records"
-                    if self.k_anonymous else
-                    f"{int(np.sum(self.class_sizes[self.class_sizes < self.k]))} records are in combinations "
-                    f"shared by fewer than {self.k}")
-            if self.scope != "joint" and self.k_anonymous:
-                verdict, rule = (f"{self.scope.upper()} ONLY", f"{self._scope_words()}: its released values are "
-                                 f"shared by >= {self.k} records")
-            lines.append(f"  k-anonymity         {verdict}: {rule}")
-            lines.append(f"                      ({self.class_sizes.size} combinations, smallest {smallest}; "
-                         f"checked on {self.checked_on})")
-            if self.scope != "joint":
-                jointly = "k-anonymous" if self.joint_smallest >= self.k else "NOT k-anonymous"
-                lines.append(f"                      all columns together: {jointly} (smallest "
-                             f"{self.joint_smallest})")
-        lines += _agency_lines(self.info or {}, self.k)
-        if self.risk is not None:
-            r = self.risk
-            lines.append(f"  interval risk       {_pct(r['interval_disclosure'])} of records ({r['records_at_risk']}): every "
-                         f"original value within {r['sd_fraction']:g} sd")
-            lines.append("                      of its released value (sdcMicro dRisk, the upper end of its")
-            lines.append("                      \"disclosure risk between [0 %; x %]\")")
-            link = r.get("record_linkage")
-            if link is not None:
-                lines.append(f"  record linkage      {_pct(link['linked'])} of records linked to their own released "
-                             f"record, {_pct(link['within_top'])} within the {link['top']} nearest")
-                lines.append("                      (nearest released record on the original's z-scores; ties "
-                             "counted fractionally)")
+        # k-anonymity and both risks are in the headline; here only what it leaves out.
+        details = _agency_lines(self.info or {}, self.k)
+        if details:
+            lines += ["", "Details"] + details
 
         lines += ["", "Records per released combination (group sizes)"]
         lines += _histogram(self.class_sizes, width)
@@ -473,6 +473,14 @@ def _close(a: float, b: float) -> bool:
     return math.isclose(a, b, rel_tol=1e-7, abs_tol=1e-9)
 
 
+def _listed(names: list[str], limit: int = 16) -> str:
+    """Names joined with commas; more than ``limit`` of them: the first ``limit - 4`` and how
+    many more (never "and 1 more" where the name itself would fit)."""
+    if len(names) <= limit:
+        return ", ".join(names)
+    return ", ".join(names[:limit - 4]) + f" and {len(names) - (limit - 4)} more"
+
+
 def _pct(share: float | None) -> str:
     if share is None or not math.isfinite(share):
         return "undefined"
@@ -481,6 +489,19 @@ def _pct(share: float | None) -> str:
 
 def _num(value: float | None) -> str:
     return format_number(value)
+
+
+def _wrap(text: str, first: str, rest: str) -> list[str]:
+    """``text`` wrapped at 100 characters, never between a number and its "%" and never at a
+    hyphen inside a name."""
+    lines = textwrap.wrap(text.replace(" %", "\0%"), width=100, initial_indent=first, subsequent_indent=rest,
+                          break_on_hyphens=False)
+    return [line.replace("\0", " ") for line in lines]
+
+
+def _field(label: str, value: str) -> list[str]:
+    """``label`` in a column of 22 characters and ``value`` beside it, wrapped at 100."""
+    return _wrap(value, f"{label:<22}", " " * 22) or [label]
 
 
 def _agency_lines(info: dict, k: Any) -> list[str]:
@@ -505,7 +526,7 @@ def _histogram(sizes: np.ndarray, width: int) -> list[str]:
     lines = []
     for size, count in counts.items():
         bar = "#" * max(1, round(width * count / top))
-        lines.append(f"  {size:>6} | {bar:<{width}} {count}")
+        lines.append(f"  {size:>6} | {bar:<{width}} {count:,}")
     return lines
 
 
@@ -606,6 +627,10 @@ def report(result: MicroaggregationResult, original: Any = None, *, released: An
     Returns
     -------
     Report
+        Its ``unmasked`` lists the columns of ``result.data`` passed through unmasked that
+        could identify or single out records (identifier-like, numeric, categorical; not
+        constant, stratum or weight columns), most dangerous first, with the reason
+        (:func:`pysdcmicro._columns.unmasked_columns`).
 
     Notes
     -----
@@ -658,6 +683,14 @@ def report(result: MicroaggregationResult, original: Any = None, *, released: An
         seconds=result.seconds, settings=result.settings, info=result.info, released=released, scope=scope,
         joint_smallest=joint_smallest,
     )
+    with phase("report: unmasked columns"):  # released as they were: named when they could single out records
+        data = result.data if isinstance(result.data, pd.DataFrame) else pd.DataFrame(np.asarray(result.data))
+        exact = list((result.settings or {}).get("strata") or [])  # groups lie within strata: k-anonymous with them
+        weight = (result.info or {}).get("weight_column", (result.settings or {}).get("weights"))
+        if isinstance(weight, (str, int, tuple)) and is_column_label(weight, data.columns):
+            exact.append(weight)
+        rep.unmasked = unmasked_columns(data, variables, exclude=exact, option="variables",
+                                        suffix="not in `variables`")
     if len(groups) > 1:  # each group is k-anonymous; their combination may not be
         with phase("report: across groups"):
             flat = [v for group in groups for v in group]

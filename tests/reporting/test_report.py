@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import html
 import json
 import re
 import subprocess
@@ -55,7 +56,7 @@ def test_report_numbers_are_the_metrics(demo):
 def test_report_text(demo):
     df, res = demo
     text = pysdcmicro.report(res, df).to_text()
-    for phrase in ("k-anonymity         YES", "interval risk", "information loss", "IL1s (sdcMicro)",
+    for phrase in ("3-anonymous:", "interval disclosure risk:", "information loss", "IL1s (sdcMicro)",
                    "eigen (sdcMicro)", "Per variable", "largest correlation change", "#"):
         assert phrase in text, phrase
     assert max(len(line) for line in text.splitlines()) <= 110
@@ -105,7 +106,8 @@ def test_report_on_released_data_that_breaks_k_anonymity(demo):
     released.loc[0, "employees"] += 1e-9  # one record no longer equals its group
     rep = pysdcmicro.report(res, df, released=released, checked_on="a tampered copy")
     assert rep.k_anonymous is False and rep.class_sizes.min() == 1
-    assert "k-anonymity         NO" in rep.to_text() and "a tampered copy" in rep.to_text()
+    text = rep.to_text()
+    assert re.search(r"^3-anonymous: +NO$", text, re.M) and "a tampered copy" in " ".join(text.split())
 
 
 def test_compare_picks_the_changed_columns_and_checks_k():
@@ -128,8 +130,8 @@ def test_html_page(tmp_path, demo):
     page = rep.to_html(path)
     assert path.read_text(encoding="utf-8") == page
     assert page.startswith("<!DOCTYPE html>") and page.count("data:image/png;base64,") == 3
-    for phrase in ("k-anonymous", "Interval disclosure risk", "IL1s", "eigen", "Per variable"):
-        assert phrase in page
+    for phrase in ("3-anonymous", "interval disclosure risk", "IL1s", "eigen", "Per variable"):
+        assert phrase in page, phrase
     assert rep.to_html(plots=False).count("<img") == 0
     assert pysdcmicro.report(res).to_html().count("<img") == 1  # group sizes only, without the original
 
@@ -220,7 +222,7 @@ def test_report_has_record_linkage_and_a_headline_first(demo):
     assert link["linked"] == pytest.approx(expected.linked) and link["within_top"] == pytest.approx(expected.within_top)
     assert link["linked"] <= 1 / res.k + 1e-12          # k-anonymous: at most 1/k are linked
     keys = [item["key"] for item in rep.headline()]
-    assert keys == ["k_anonymous", "information_loss", "record_linkage", "interval_disclosure"]
+    assert keys == ["k_anonymous", "information_loss", "record_linkage", "interval_disclosure", "unmasked"]
     text = rep.to_text()
     lines = text.splitlines()
     assert lines[2].startswith("3-anonymous:") and "yes" in lines[2]
@@ -279,3 +281,150 @@ def test_risk_utility_plot_of_several_runs(demo):
     assert ys[0] >= ys[-1]                                # more IL, less linkage risk
     with pytest.raises(Exception, match="labels"):
         reporting.plot_risk_utility(reps, labels=["a"])
+
+
+# -- what the report says, once, in full -------------------------------------------------
+
+UNMASKED = [{"column": "firm_no", "reason": "numeric, not in `variables`", "option": "variables"},
+            {"column": "region", "reason": "categorical: 4 values", "option": None}]
+
+
+def test_a_yes_with_columns_left_unmasked_holds_for_the_masked_columns_only(demo):
+    pytest.importorskip("matplotlib")
+    df, res = demo
+    rep = pysdcmicro.report(res, df)
+    rep.unmasked = []
+    assert rep.headline()[0]["value"] == "yes" and "columns_left_unmasked" not in rep.to_dict()["k_anonymity"]
+    rep.unmasked = list(UNMASKED)
+    first = rep.headline()[0]
+    assert first["value"] == "yes, for the masked columns only: 2 columns left unmasked", first
+    assert first["verdict"] == "info" and "The 2 columns left unmasked" in first["reading"]
+    unmasked = next(h for h in rep.headline() if h["key"] == "unmasked")
+    assert "'firm_no'" in unmasked["reading"] and "Name the numeric ones in `variables`" in unmasked["reading"]
+    lines = rep.to_text().splitlines()
+    assert lines[2] == "3-anonymous:              yes, for the masked columns only: 2 columns left unmasked"
+    data = json.loads(rep.to_json())
+    assert data["headline"][0]["value"] == first["value"] and data["k_anonymity"]["columns_left_unmasked"] == 2
+    assert data["k_anonymous"] is True              # the verdict itself is about the masked columns
+    page = rep.to_html(plots=False)
+    headline = page[:page.index("</section>")]
+    assert "yes, for the masked columns only: 2 columns left unmasked" in headline
+    rep.unmasked = UNMASKED[:1]
+    assert rep.headline()[0]["value"].endswith("1 column left unmasked")
+    assert "was not checked" in rep.headline()[0]["reading"]
+    assert "Name them in `variables`" in rep.headline()[-1]["reading"]
+
+
+def test_each_verdict_is_said_once_in_the_text(demo):
+    df, res = demo
+    text = " ".join(pysdcmicro.report(res, df).to_text().split())
+    assert text.count("3-anonymous") == 1 and "k-anonymity " not in text and "Protection" not in text
+    assert text.count("% linked") == 1 and text.count("within the 5 nearest") == 1
+    assert text.count("standard deviations of its released value") == 1 and "interval risk" not in text
+
+
+def test_long_column_lists_wrap_in_full_or_say_how_many_more():
+    names = [f"QUITE.LONG.VARIABLE.NAME.{i}" for i in range(13)]
+    X = pd.DataFrame(make_synthetic(30, 13, rng=0), columns=names)
+    rep = pysdcmicro.report(pysdcmicro.microaggregate(X, 3, method="mdav"), X)
+    text = rep.to_text()
+    flat = " ".join(text.split())
+    assert "...." not in text and "..." not in text
+    assert ", ".join(repr(n) for n in names) + "." in flat           # the headline: every name
+    assert "(" + ", ".join(names) + ")" in flat                      # the data line: every name
+    top = text[:text.index("Records per released combination")]     # the headline and the data
+    assert max(len(line) for line in top.splitlines()) <= 100
+    wide = pd.DataFrame(make_synthetic(90, 40, rng=0), columns=[f"v{i}" for i in range(40)])
+    reading = pysdcmicro.report(pysdcmicro.microaggregate(wide, 3, method="mdav"), wide).headline()[0]["reading"]
+    assert "'v11' and 28 more." in reading and "'v12'" not in reading
+
+
+def test_status_shows_the_message_and_nothing_else_when_there_is_none(demo):
+    df, res = demo
+    rep = pysdcmicro.report(res, df)
+    rep.message = ""
+    text = rep.to_text()
+    assert re.search(r"^status {16}done$", text, re.M), text
+    assert "<tr><td>status</td><td>done</td></tr>" in rep.to_html(plots=False)
+    rep.message = ("blocked (auto: more than 50000 records): 11 blocks of 9090..9093 records, auto in each, on 2 "
+                   "worker processes; border repair: 2 passes over 36 windows, IL 2.3852 -> 2.3842 %")
+    lines = rep.to_text().splitlines()
+    start = next(i for i, line in enumerate(lines) if line.startswith("status"))
+    block = [lines[start]] + [line for line in lines[start + 1:start + 4] if line.startswith(" " * 22)]
+    assert len(block) > 1 and all(len(line) <= 100 for line in block)
+    assert " ".join(" ".join(block).split()) == f"status done ({rep.message})"
+    assert "2.3842 %" in " ".join(block)                              # a number keeps its unit on its line
+    assert f"<td>done ({html.escape(rep.message)})</td>" in rep.to_html(plots=False)
+
+
+def test_html_percentages_carry_their_unit(demo):
+    df, res = demo
+    rep = pysdcmicro.report(res, df)
+    rep.lower_bound, rep.gap = 0.5 * rep.information_loss, 50.0
+    page = rep.to_html(plots=False)
+    cells = dict(re.findall(r"<tr><td>([^<]*)</td><td>([^<]*)</td></tr>", page))
+    for label in ("information loss IL = 100 SSE/SST", "proven lower bound on the optimal IL",
+                  "gap (IL - bound) / IL"):
+        assert cells[label].endswith(" %"), (label, cells[label])
+    assert cells["gap (IL - bound) / IL"] == "50.00 %"
+    assert re.search(r"IL1 per cell[^<]*</td><td>[0-9.,]+ %</td>", page)
+
+
+def test_wide_tables_scroll_inside_their_own_box(demo):
+    names = [f"VARIABLE.NAMED.{i}" for i in range(12)]
+    X = pd.DataFrame(make_synthetic(40, 12, rng=1), columns=names)
+    page = pysdcmicro.report(pysdcmicro.microaggregate(X, 3, method="mdav"), X).to_html(plots=False)
+    assert page.count("<div class='wide'><table class='matrix'>") == 2   # both correlation matrices
+    assert re.search(r"\.wide \{[^}]*overflow-x: auto", page)
+
+
+def _texts_cut_off(fig) -> list[str]:
+    """The texts of ``fig`` drawn (partly) outside the figure: cut off in the PNG."""
+    from matplotlib.backends.backend_agg import FigureCanvasAgg
+    from matplotlib.text import Text
+
+    canvas = FigureCanvasAgg(fig)
+    canvas.draw()
+    renderer = canvas.get_renderer()
+    width, height = fig.bbox.width, fig.bbox.height
+    hidden = set()  # tick labels beyond the axis limits are not drawn
+    for ax in fig.axes:
+        for axis in (ax.xaxis, ax.yaxis):
+            low, high = sorted(axis.get_view_interval())
+            for tick in axis.get_major_ticks() + axis.get_minor_ticks():
+                if not low - 1e-9 * abs(high - low) <= tick.get_loc() <= high + 1e-9 * abs(high - low):
+                    hidden.update((id(tick.label1), id(tick.label2)))
+    out = []
+    for text in fig.findobj(Text):
+        if not text.get_visible() or not text.get_text().strip() or id(text) in hidden:
+            continue
+        box = text.get_window_extent(renderer)
+        if box.x0 < -1 or box.y0 < -1 or box.x1 > width + 1 or box.y1 > height + 1:
+            out.append(text.get_text())
+    return out
+
+
+def test_pca_plot_is_linear_zooms_on_skewed_data_and_cuts_no_text_off():
+    pytest.importorskip("matplotlib")
+    from pysdcmicro.reporting import plot_group_sizes, plot_pca, plot_variables
+
+    rng = np.random.default_rng(0)
+    skewed = pd.DataFrame(rng.lognormal(0, 2, size=(5000, 11)),
+                          columns=[f"REVENUE.OF.KIND.{i}" for i in range(11)])
+    masked = skewed.round(-1)
+    fig = plot_pca(skewed, masked)
+    assert len(fig.axes) == 2                                    # every record, and the zoom
+    assert all(ax.get_xscale() == ax.get_yscale() == "linear" for ax in fig.axes)
+    full, zoom = fig.axes
+    assert full.patches and zoom.get_xlim()[1] - zoom.get_xlim()[0] < 0.5 * (full.get_xlim()[1] - full.get_xlim()[0])
+    assert "random 3,000 of 5,000 records" in fig._suptitle.get_text()
+    assert re.search(r"\(\d[\d,]* of 3,000 records reach outside it\)", " ".join(zoom.get_title().split()))
+    assert _texts_cut_off(fig) == []
+    normal = pd.DataFrame(rng.normal(size=(400, 3)), columns=list("abc"))
+    one = plot_pca(normal, normal + 0.1)
+    assert len(one.axes) == 1 and one.axes[0].get_xscale() == "linear"
+    with pytest.raises(ValueError, match="`zoom=True`"):
+        plot_pca(skewed, masked, ax=one.axes[0], zoom=True)
+    sizes = np.repeat([3, 4, 5], [26784, 3867, 836])
+    for figure in (plot_variables(skewed, masked), plot_group_sizes(sizes, k=3), one):
+        assert _texts_cut_off(figure) == []

@@ -65,3 +65,27 @@ def test_screenshot_is_drawn(page, tmp_path):
     img = imread(shot)
     assert img.shape[0] == 1400 and img.shape[1] == 1100
     assert (img[:, :, :3] < 0.5).mean() > 0.005   # text and plots drawn, not a blank page
+
+
+def test_wide_tables_never_widen_the_page(tmp_path):
+    # 11 long column names: the correlation matrices are wider than the page's column; they
+    # scroll in their own box, and the page itself does not scroll sideways at 1280 px
+    pytest.importorskip("matplotlib")
+    import pandas as pd
+
+    names = [f"REVENUE.SALES.{i}" for i in range(11)]
+    X = pd.DataFrame(pysdcmicro.datasets.make_synthetic(60, 11, rng=0), columns=names)
+    page = tmp_path / "wide.html"
+    pysdcmicro.report(pysdcmicro.microaggregate(X, 3, method="mdav"), X).to_html(page, plots=False)
+    page.write_text(page.read_text().replace(
+        "</body>", "<script>window.addEventListener('load', () => { const d = document.documentElement; "
+                   "const boxes = [...document.querySelectorAll('.wide')]; document.body.setAttribute('data-page', "
+                   "String(d.scrollWidth - d.clientWidth)); document.body.setAttribute('data-boxes', boxes.map(b => "
+                   "`${b.getBoundingClientRect().right <= d.clientWidth ? 1 : 0}:${b.scrollWidth > b.clientWidth ? 1 : 0}`"
+                   ").join(',')); });</script></body>"))
+    proc = _chromium("--window-size=1280,900", "--virtual-time-budget=5000", "--dump-dom", page.as_uri())
+    assert proc.returncode == 0, proc.stderr[-2000:]
+    assert 'data-page="0"' in proc.stdout, re.search(r"data-page=\"[^\"]*\"", proc.stdout)
+    boxes = re.search(r'data-boxes="([^"]*)"', proc.stdout).group(1).split(",")
+    assert all(b.startswith("1:") for b in boxes), boxes          # every box inside the page
+    assert boxes[-2:] == ["1:1", "1:1"], boxes                    # the matrices scroll in their boxes
