@@ -80,10 +80,14 @@ Caveats for users comparing results with sdcMicro
   method, computed on the groups each method made.
 * ``measure``: sdcMicro's ``mdav`` ignores it (sdcMicro issue #266: always the mean); ours
   releases each group's median or trimmed mean when asked, with every method.
-* Weights: group means are unweighted by default (as sdcMicro's ``mdav`` and ``rmd``
-  actually compute them), whatever the object's ``weightVar``. ``weights=True`` uses the
-  object's ``weightVar`` as sampling weights (weighted group means, weighted totals kept),
-  which is what sdcMicro's documentation describes for its ``weights`` argument.
+* Weights: by default as sdcMicro computes them on an sdcMicroObj: its sorting methods
+  (``simple``, ``single``, ``onedims``, ``pca``) release the group mean or median weighted
+  by the object's ``weightVar``; its ``mdav`` (and pysdcmicro's own methods) unweighted
+  ones. ``weights=True`` uses the ``weightVar`` with any method (weighted group means,
+  weighted totals kept), ``weights=False`` none. sdcMicro's weighted ``single``,
+  ``onedims`` and ``pca`` pair the weights with the records by position in the sorted
+  data, not record by record; pysdcmicro weights each record by its own weight, so those
+  results differ.
 """
 
 from __future__ import annotations
@@ -128,6 +132,10 @@ DUMMY_KEY = "pysdcmicro_key"
 #: The ``method`` values of sdcMicro 5.8.1's ``microaggregation()``.
 SDCMICRO_METHODS = ("mdav", "rmd", "pca", "mcdpca", "pppca", "clustmcdpca", "clustpppca", "clustpca",
                     "influence", "onedims", "single", "simple")
+
+#: sdcMicro's methods whose group mean or median it weights by an sdcMicroObj's ``weightVar``
+#: (its ``mdav`` computes unweighted means).
+SDCMICRO_WEIGHTED = ("simple", "single", "onedims", "pca")
 
 #: Methods :func:`compare` runs by default.
 DEFAULT_COMPARE_METHODS = ("sdcMicro:mdav", "sdcMicro:rmd", "sdcMicro:pca", "mdav")
@@ -634,10 +642,12 @@ def microaggregation(obj, variables: Any = None, aggr: int = 3, method: Any = "m
         with proportion ``trim``; ``onestep``: sdcMicro's one-step robust mean).
     trim : float, default 0
         sdcMicro's ``trim``, with ``measure="trim"``.
-    weights : None, True or str, default None
-        None: unweighted group means (what sdcMicro's ``mdav`` computes). True: the
-        object's ``weightVar`` as sampling weights (weighted means). A column name of the
-        original data: that column.
+    weights : None, bool or str, default None
+        None: as sdcMicro on an sdcMicroObj: the ``weightVar`` for its sorting methods
+        (``simple``, ``single``, ``onedims``, ``pca``; measure mean or median), unweighted
+        for ``mdav`` and pysdcmicro's own methods. True: the object's ``weightVar`` as
+        sampling weights (weighted means). False: unweighted. A column name of the original
+        data: that column.
     return_result : bool, default False
         Also return pysdcmicro's :class:`~pysdcmicro.MicroaggregationResult`.
     **options
@@ -684,6 +694,9 @@ def microaggregation(obj, variables: Any = None, aggr: int = 3, method: Any = "m
             work[col] = original[col].to_numpy()
         options = {"strata_scaling": "stratum", **options}
     w = None
+    if weights is None and isinstance(method, str) and method.strip().lower() in SDCMICRO_WEIGHTED \
+            and measure in ("mean", "median") and roles["weight_var"]:
+        weights = True  # sdcMicro's sorting methods weight by the object's weightVar
     if weights is True:
         if not roles["weight_var"]:
             raise InvalidInputError("`weights=True` needs the object's weightVar; this sdcMicroObj has none.")

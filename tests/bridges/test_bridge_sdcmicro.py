@@ -500,3 +500,23 @@ def test_starting_r_leaves_child_processes_working(r_only):
     proc = subprocess.run([sys.executable, "-c", "import ssl, multiprocessing; print('ok')"],
                           capture_output=True, text=True, timeout=60)
     assert proc.returncode == 0 and proc.stdout.strip() == "ok", proc.stderr
+
+
+def test_sorting_methods_weight_by_the_objects_weightvar_as_sdcmicro(sdc):
+    ro, _ = sdc
+    td = bridge.load_dataset("testdata").iloc[:300].reset_index(drop=True)
+    td["sampling_weight"] = np.random.default_rng(5).uniform(50, 500, len(td)).round(1)
+    obj = bridge.to_sdcmicro(td, num_vars=["expend", "income", "savings"], key_vars=["urbrur", "roof"],
+                             weight_var="sampling_weight")
+    micro = ro.r("function(o, m, ms) sdcMicro::microaggregation(o, aggr = 3, method = m, measure = ms)")
+    for measure in ("mean", "median"):
+        theirs = bridge.from_sdcmicro(micro(obj, "simple", measure)).numeric
+        ours = bridge.from_sdcmicro(bridge.microaggregation(obj, aggr=3, method="simple", measure=measure)).numeric
+        np.testing.assert_allclose(ours.to_numpy(), theirs.to_numpy(), rtol=1e-12)
+        plain = bridge.from_sdcmicro(bridge.microaggregation(obj, aggr=3, method="simple", measure=measure,
+                                                             weights=False)).numeric
+        assert not np.allclose(plain.to_numpy(), theirs.to_numpy())  # the weights matter here
+    # sdcMicro's mdav is unweighted whatever weightVar says, and so is ours by default
+    theirs = bridge.from_sdcmicro(micro(obj, "mdav", "mean")).numeric
+    ours = bridge.from_sdcmicro(bridge.microaggregation(obj, aggr=3, method="mdav")).numeric
+    np.testing.assert_allclose(ours.to_numpy(), theirs.to_numpy(), rtol=1e-12)
