@@ -303,6 +303,8 @@ def read_float_columns(source: Any, columns: list, na_values: list, n_rows: int 
                                                  strings_can_be_null=False, quoted_strings_can_be_null=True))
     except (_pa.ArrowInvalid, _pa.ArrowKeyError, _pa.ArrowTypeError, KeyError, ValueError):
         return None
+    except _pa.ArrowCancelled:  # pyarrow's reader turns a Ctrl-C into its own error: the user's interrupt
+        raise KeyboardInterrupt from None
     if n_rows is not None and table.num_rows != n_rows:
         return None
     # one C-ordered n x p block: the caller's to_numpy() is then a view, not a copy

@@ -434,7 +434,7 @@ def test_cli_missing_error_and_measure(tmp_path):
     src = tmp_path / "m.csv"
     src.write_text("a,b\n1,2\n3,\n5,6\n7,8\n")
     proc = run_cli("microaggregate", src, "--k", 2, "--missing", "error")
-    assert proc.returncode == 2 and "column 'b' has a missing value (NaN) at row 1" in proc.stderr
+    assert proc.returncode == 2 and "column 'b' has a missing value (an empty cell) at row 3 of the file" in proc.stderr
     out = tmp_path / "o.csv"
     proc = run_cli("microaggregate", src, "--k", 2, "--measure", "median", "-o", out, "-q")
     assert proc.returncode == 0, proc.stderr

@@ -13,7 +13,7 @@ __all__ = ["parse_blocks", "parse_options", "parse_variable_groups", "split_list
 def parse_variable_groups(text: str | None) -> Any:
     """``"a,b;c,d"`` -> ``[["a", "b"], ["c", "d"]]`` (groups of variables); ``"a,b"`` -> ``["a", "b"]``."""
     if text is None or ";" not in text:
-        return split_list(text)
+        return split_list(text, "variables")
     groups = [split_list(part) for part in text.split(";")]
     return groups
 
@@ -30,12 +30,18 @@ def parse_blocks(text: str) -> Any:
         raise InvalidInputError(f"--blocks must be auto, none or a block size (integer); got {text!r}.") from None
 
 
-def split_list(text: str | None) -> list[str] | None:
+def split_list(text: str | None, what: str | None = None) -> list[str] | None:
+    """``"a, b"`` -> ``["a", "b"]``; a list naming one column twice is refused when ``what``
+    (the parameter, e.g. ``"strata"``) is given, as the API refuses it."""
     if text is None:
         return None
     items = [item.strip() for item in text.split(",")]
     if not all(items):
         raise InvalidInputError(f"a column list must be names separated by commas; got {text!r}.")
+    if what is not None:
+        twice = next((item for i, item in enumerate(items) if item in items[:i]), None)
+        if twice is not None:
+            raise InvalidInputError(f"`{what}` lists column {twice!r} more than once.")
     return items
 
 

@@ -28,11 +28,16 @@ from . import _files, _parser, _signals
 __all__ = ["cmd_microaggregate", "cmd_report", "cmd_methods", "cmd_demo", "write_release"]
 
 
-def _unmasked_warning(unmasked: list[dict]) -> str:
-    listed = "; ".join(f"{u['column']!r} ({u['reason']})" for u in unmasked[:20])
+def _unmasked_warning(unmasked: list[dict], columns: Any = None) -> str:
+    listed = "; ".join(f"{_files.column_name(u['column'], columns)} ({u['reason']})" for u in unmasked[:20])
     more = f"; and {len(unmasked) - 20} more" if len(unmasked) > 20 else ""
-    return (f"released unmasked, although they look like quasi-identifiers: {listed}{more}; name them in "
-            "--variables to microaggregate them.")
+    advice = []
+    if any(u.get("option") for u in unmasked):
+        advice.append("name the numeric ones in --variables to microaggregate them")
+    if not all(u.get("option") for u in unmasked):
+        advice.append("remove identifiers, and recode or suppress categorical columns, before release")
+    return (f"released unmasked, although they look like quasi-identifiers: {listed}{more}; "
+            + " and ".join(advice) + ".")
 
 
 def cmd_methods(args: argparse.Namespace) -> int:
@@ -56,11 +61,39 @@ def cmd_methods(args: argparse.Namespace) -> int:
     return 0
 
 
+def _check_arguments(args: argparse.Namespace) -> None:
+    """Every option of ``microaggregate`` checked on its own, before the input is read (the
+    API's rules and messages): a wrong option is the first and only line printed."""
+    from .._api import _check_release, _check_scaling
+    from .._validation import check_k, check_n_jobs, check_rng, check_time_limit, check_variable_groups
+
+    check_k(args.k)
+    check_time_limit(args.time_limit)
+    check_rng(args.seed, "--seed")
+    _check_release(args.missing, args.measure, args.trim, args.weights, args.decimals)
+    _check_scaling(args.scaling, args.strata_scaling)
+    check_n_jobs(args.n_jobs, default=1)
+    _parser.parse_blocks(args.blocks)
+    _parser.csv_format(args)
+    requested = _parser.parse_variable_groups(args.variables)
+    check_variable_groups(requested)
+    strata = _parser.split_list(args.strata, "strata") or []
+    flat = [v for group in requested for v in group] if requested and isinstance(requested[0], list) \
+        else requested or []
+    both = [c for c in flat if c in strata]
+    if both:
+        raise InvalidInputError(f"column {both[0]!r} is both in `variables` and in `strata`; a column can be only one "
+                                "of them.")
+    if args.weights is not None and (args.weights in flat or args.weights in strata):
+        where = "`variables`" if args.weights in flat else "`strata`"
+        raise InvalidInputError(f"column {args.weights!r} is both in {where} and the `weights` column; the weight "
+                                "column passes through untouched and cannot be microaggregated or a stratum.")
+
+
 def cmd_microaggregate(args: argparse.Namespace) -> int:
-    from .._api import _progress_callback, microaggregate
-    from .._validation import check_rng
     from .._methods import get_improvement, get_method
 
+    _check_arguments(args)
     _files.check_output_paths({"INPUT": args.input},
                               {"--output": args.output, "--report": args.report, "--html": args.html})
     spec = get_method(args.method)
@@ -82,7 +115,6 @@ def cmd_microaggregate(args: argparse.Namespace) -> int:
     elif args.improve_option:
         raise InvalidInputError("--improve-option was given without --improve.")
     strata = _parser.split_list(args.strata)
-    check_rng(args.seed, "--seed")
     from . import _stream  # Parquet in and out with --dask: read in batches
 
     if _stream.applies(args):
@@ -102,33 +134,44 @@ def _run_microaggregate(args: argparse.Namespace, spec: Any, options: dict, impr
     flat = [v for group in groups for v in group] if groups else requested
     exclude = (strata or []) + ([args.weights] if args.weights else [])
     fmt = _parser.csv_format(args)
+    parquet = _files.is_parquet(args.input)
+    given = {"--variables": flat, "--strata": strata, "--weights": [args.weights] if args.weights else None}
     with phase("read"):
-        frame, variables = _files.read_table(args.input, flat, exclude=exclude or None, fmt=fmt)
+        frame, variables = _files.read_table(args.input, flat, exclude=exclude or None, fmt=fmt, named=given)
     read_columns = _files.header_names(args.input, fmt)
-    if not _files.is_parquet(args.input):
+    if len(frame) == 0:
+        raise InvalidInputError(f"input file {args.input!r} has no records (only a header row); there is nothing "
+                                "to microaggregate.")
+    if not parquet:
         _files.check_almost_numeric(frame, variables, flat, exclude, fmt)
-    _files.check_strata_cells(frame, strata)
+    _files.check_strata_cells(frame, strata, parquet=parquet)
     weights = None
     if args.weights:
-        if args.weights not in frame.columns:
-            raise InvalidInputError(f"unknown column {args.weights!r} in --weights; the data has columns: "
-                                    f"{', '.join(map(str, frame.columns[:20]))}.")
         values = frame[args.weights]
         if not pd.api.types.is_numeric_dtype(values.dtype):  # read as text (it is not microaggregated)
             parsed = _files.numeric_values(values, fmt)
             if parsed is None:
                 bad = next(v for v in values if _files.parse_number(v) is None)
                 raise InvalidInputError(f"weight column {args.weights!r} must be numeric; got value {bad!r}.")
+            _files.check_weight_cells(values, parsed, args.weights, parquet=parquet)
             values = pd.Series(parsed, index=values.index, name=args.weights)
+        else:
+            _files.check_weight_cells(values, values.to_numpy(dtype=np.float64, na_value=np.nan), args.weights,
+                                      parquet=parquet)
         weights = values
     if not variables:
         raise InvalidInputError(f"input file {args.input!r} has no numeric column to microaggregate; "
                                 "pass --variables or check the file.")
+    from .._validation import check_k
+
+    check_k(args.k, len(frame))
     left_out: dict = {}
     if args.variables is None:  # the API's rule: identifier-like and constant columns left out, with a warning
         from .._validation import identifier_reason
 
-        chosen = default_variables(frame, variables)
+        nameless = {c: _files.column_name(c, frame.columns) for c in frame.columns if isinstance(c, str) and c == ""}
+        chosen = default_variables(frame.rename(columns=nameless) if nameless else frame, variables,
+                                   exclude=exclude)
         left = [c for c in variables if c not in chosen]
         for c in left:
             left_out[c] = identifier_reason(pd.to_numeric(frame[c], errors="coerce").to_numpy(
@@ -139,6 +182,11 @@ def _run_microaggregate(args: argparse.Namespace, spec: Any, options: dict, impr
             for c in left:
                 frame[c] = text[c].to_numpy()
         variables = chosen
+        for label in _files.nameless_numeric(frame, fmt):
+            warnings.warn(f"{label} holds numbers and is released unmasked: a column with no name in the header "
+                          "cannot be chosen for microaggregation; give it a name in the header row to "
+                          "microaggregate it.", UserWarning, stacklevel=2)
+    _files.check_cells(frame, flat if flat is not None else variables, args.missing, args.input, fmt)
     show = not args.quiet and sys.stderr.isatty()
 
     with phase("microaggregate"):
@@ -163,7 +211,7 @@ def _run_microaggregate(args: argparse.Namespace, spec: Any, options: dict, impr
                         unmasked=unmasked)
     named = [u for u in unmasked if u["reason"].endswith("not in --variables")]
     if named:  # (left out by default: the default selection's warning names them already)
-        warnings.warn(_unmasked_warning(named), UserWarning, stacklevel=2)
+        warnings.warn(_unmasked_warning(named, frame.columns), UserWarning, stacklevel=2)
     if not args.quiet:
         stream = sys.stdout if args.output else sys.stderr
         with phase("text report"):
@@ -225,7 +273,8 @@ def write_release(result: Any, original: pd.DataFrame, *, output: str | None, st
                          class_sizes=sizes)
         if not rep.k_anonymous:  # pragma: no cover - _files.verify refuses it first
             raise ReleaseCheckError("release check failed: the report finds the release not k-anonymous")
-        rep.unmasked = list(unmasked or [])
+        if unmasked is not None:  # the command's own list (read with the file's format); else report()'s
+            rep.unmasked = list(unmasked)
         if report_path:
             with phase("json"):
                 out.write(report_path, "the JSON report (--report)", lambda p: _write_json(p, result, rep, **extra))
@@ -272,14 +321,25 @@ def _write_html(path: str, rep: Any, plots: bool | None = None, stoppable: bool 
 
 
 def cmd_report(args: argparse.Namespace) -> int:
+    from ..metrics._pairs import check_fraction
     from ..reporting import compare
+    from .._validation import check_k
 
+    if args.k is not None:
+        check_k(args.k)
+    check_fraction(args.sd_fraction, "sd_fraction")
+    variables = _parser.split_list(args.variables, "variables")
+    fmt = _parser.csv_format(args)
     _files.check_output_paths({"ORIGINAL": args.original, "MASKED": args.masked},
                               {"--json": args.json, "--html": args.html})
-    variables = _parser.split_list(args.variables)
-    fmt = _parser.csv_format(args)
-    original, numeric = _files.read_table(args.original, variables, fmt=fmt)
-    masked, _ = _files.read_table(args.masked, numeric, fmt=fmt)
+    original, numeric = _files.read_table(args.original, variables, fmt=fmt, named={"--variables": variables})
+    masked, _ = _files.read_table(args.masked, numeric, fmt=fmt, named={"--variables": variables})
+    for path, frame in ((args.original, original), (args.masked, masked)):
+        if len(frame) == 0:
+            raise InvalidInputError(f"input file {path!r} has no records (only a header row); there is nothing to "
+                                    "report on.")
+        if variables is not None and not _files.is_parquet(path):
+            _files.check_almost_numeric(frame, variables, variables, [], fmt)
     rep = compare(original, masked, variables=variables, k=args.k, sd_fraction=args.sd_fraction,
                   checked_on=f"the file {args.masked}")
     rep.unmasked = _files.unmasked_columns(masked, list(rep.variables), [], {}, variables is not None, fmt)
@@ -293,7 +353,11 @@ def cmd_report(args: argparse.Namespace) -> int:
         out.commit()
     if not args.quiet:
         print(rep.to_text())
-    return 0 if rep.k_anonymous is not False else 3
+    if rep.k_anonymous is False:  # the verdict, also under --quiet (which silences the report)
+        reading = next(item["reading"] for item in rep.headline() if item["key"] == "k_anonymous")
+        print(f"pysdcmicro: error: {args.masked!r} is not {rep.k}-anonymous: {reading}", file=sys.stderr)
+        return 3
+    return 0
 
 
 def cmd_demo(args: argparse.Namespace) -> int:
@@ -319,6 +383,9 @@ def cmd_demo(args: argparse.Namespace) -> int:
     counts = masked.groupby(variables, sort=False).size()
     print(f"\nk-anonymity check on the released values: smallest group of identical records = "
           f"{int(counts.min())} (k = {args.k}): {'OK' if counts.min() >= args.k else 'FAILED'}")
+    passed = [c for c in frame.columns if c not in variables]
+    print(f"Left unmasked, as a real release must not leave them: {', '.join(passed)} (an identifier to remove, "
+          "categories to recode or suppress; the report names each with its reason).")
     print("\nFirst records, original then released:")
     with pd.option_context("display.width", 120, "display.max_columns", 20):
         print(frame.head(5).to_string(index=False))

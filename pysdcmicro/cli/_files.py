@@ -26,7 +26,6 @@ import shutil
 import stat
 import tarfile
 import tempfile
-import warnings
 import zipfile
 import zlib
 from pathlib import Path
@@ -124,6 +123,8 @@ def read_parquet(p: Path, path: str) -> pd.DataFrame:
     except OSError as exc:
         raise FileError(f"cannot read input file {path!r}: {os_reason(exc)}.") from None
     except Exception as exc:  # pyarrow raises its own error types
+        if type(exc).__name__ == "ArrowCancelled":  # pyarrow's form of a Ctrl-C during the read
+            raise KeyboardInterrupt from None
         raise InvalidInputError(f"input file {path!r} is not a readable Parquet file: {exc}") from None
 
 
@@ -165,7 +166,8 @@ def read_csv(p: Path, path: str, fmt: CsvFormat | None = None, **kwargs) -> pd.D
 def check_header(p: Path, path: str, fmt: CsvFormat | None = None) -> list:
     """Refuse duplicate column names, as the API does (pandas would rename `a` to `a.1`),
     and rows that do not have one field per column (:func:`~pysdcmicro._csvio.check_shape`).
-    Returns the header's names."""
+    One column may have no name (the empty name of a trailing separator, ``a,b,``); two
+    would be two columns of one name. Returns the header's names, as written."""
     fmt = fmt or CsvFormat()
     try:
         check_header_length(p, path)
@@ -179,6 +181,11 @@ def check_header(p: Path, path: str, fmt: CsvFormat | None = None) -> list:
         raise error from None
     header = read_csv(p, path, fmt, header=None, nrows=1, dtype=str)
     names = header.iloc[0].tolist() if len(header) else []
+    nameless = [i + 1 for i, name in enumerate(names) if name == ""]
+    if len(nameless) > 1:
+        raise InvalidInputError(f"input file {path!r} has {len(nameless)} columns with no name in its header row "
+                                f"(columns {', '.join(map(str, nameless))}); column names must be unique: name "
+                                "those columns, or remove them if they are empty.")
     seen: set[str] = set()
     for name in names:
         if name in seen:
@@ -227,7 +234,8 @@ def formatted_number_example(cells: pd.Series) -> str | None:
 
 
 def read_table(path: str, variables: list[str] | None = None,
-               exclude: list[str] | None = None, fmt: CsvFormat | None = None) -> tuple[pd.DataFrame, list[str]]:
+               exclude: list[str] | None = None, fmt: CsvFormat | None = None,
+               named: dict[str, list] | None = None) -> tuple[pd.DataFrame, list[str]]:
     """Read a CSV or Parquet file so that the columns not microaggregated round-trip exactly.
 
     Parquet (``.parquet``, ``.pq``; needs ``pyarrow``) keeps its column types. In a CSV file
@@ -238,9 +246,12 @@ def read_table(path: str, variables: list[str] | None = None,
     text pass through unchanged.
 
     Refused (one-line error): a CSV header naming a column twice (the API refuses duplicate
-    names too; pandas would rename the second one); a column named in ``variables`` that
-    holds numbers written with formatting (``1,234``, ``$12``, ``3,5``). Such a column in
-    the default selection is left as text with a warning naming it and an example value.
+    names too; pandas would rename the second one); a name in ``named`` (option -> column
+    names, e.g. ``{"--variables": [...]}``) that is not a column of the file, checked
+    before the records are read. A column with no name in the header (``a,b,`` with a
+    trailing separator) keeps its empty name and is never microaggregated: it cannot be
+    named in ``variables``, and a release must name what it masked. Numeric-looking text
+    columns are left as text here; :func:`check_almost_numeric` refuses them.
 
     Large CSV files: the first rows are read as text to find the numeric columns, then the
     file is read once with those columns parsed as numbers by pandas' C reader (no Python
@@ -260,14 +271,20 @@ def read_table(path: str, variables: list[str] | None = None,
         from .._validation import _check_integer_series, _is_numeric_series
 
         frame = read_parquet(p, path)
+        check_named_columns(named, list(frame.columns))
         excluded = set(exclude or [])
         numeric = [c for c in frame.columns if c not in excluded and _is_numeric_series(frame[c])]
         for c in numeric:  # the API's integer rule, whatever the selection
             _check_integer_series(frame[c], c, frame.index)
         return frame, (numeric if variables is None else list(variables))
-    check_header(p, path, fmt)
-    excluded = set(exclude or [])
-    head = read_csv(p, path, fmt, dtype=str, nrows=SNIFF_ROWS)
+    names = check_header(p, path, fmt)
+    check_named_columns(named, names)
+    if "" in names:  # pandas would call it 'Unnamed: 3'; the release keeps the header as written
+        header_kw = dict(names=names, header=0)
+    else:
+        header_kw = {}
+    excluded = set(exclude or []) | {""}
+    head = read_csv(p, path, fmt, dtype=str, nrows=SNIFF_ROWS, **header_kw)
     tokens = _tokens(fmt)
     if variables is None:
         candidates = [c for c in head.columns if c not in excluded and numeric_values(head[c], fmt) is not None]
@@ -280,9 +297,9 @@ def read_table(path: str, variables: list[str] | None = None,
     na_cells = sorted(set(NA_CELLS) | {str(t) for t in fmt.na_values} | {str(t).strip() for t in fmt.na_values})
     na = {c: na_cells for c in candidates}
     try:
-        frame = read_csv(p, path, fmt, dtype=dtypes, na_values=na)
+        frame = read_csv(p, path, fmt, dtype=dtypes, na_values=na, **header_kw)
     except (ValueError, TypeError):  # a candidate column holds text further down
-        frame = read_csv(p, path, fmt, dtype=str)
+        frame = read_csv(p, path, fmt, dtype=str, **header_kw)
         unsure = unsure + candidates
         candidates = []
     chosen = list(candidates)
@@ -301,47 +318,145 @@ def read_table(path: str, variables: list[str] | None = None,
     if integers:
         frame = pd.DataFrame({c: integers[c] if c in integers else frame[c] for c in frame.columns}, index=frame.index)
     if variables is None:
-        for col in frame.columns:
-            if col in excluded or col in chosen:
-                continue
-            example = formatted_number_example(head[col])
-            if example is not None:
-                warnings.warn(f"column {col!r} is text and is released unchanged, not microaggregated: it holds "
-                              f"numbers with formatting such as {example!r} (thousands separators, a currency "
-                              "sign or a decimal comma); write plain numbers (e.g. 1234.5) to microaggregate it, "
-                              "or choose the columns with --variables.", UserWarning, stacklevel=2)
         return frame, [c for c in frame.columns if c in chosen]
-    for col in variables:
-        if col in frame.columns and col not in chosen:
-            example = formatted_number_example(frame[col])
-            if example is not None:
-                raise InvalidInputError(
-                    f"column {col!r} holds numbers written as text with formatting (e.g. value {example!r}: "
-                    "thousands separators, a currency sign or a decimal comma), so it cannot be microaggregated; "
-                    "write plain numbers such as 1234.5 in the file (no separators or signs, a decimal point).")
     return frame, list(variables)
 
 
 def _check_exact_integers(p: Path, path: str, frame: pd.DataFrame, numeric: list, fmt: CsvFormat) -> None:
     """Integers beyond 2**53 in a numeric CSV column are refused, as the API refuses them
-    (float64 would round them, so distinct values could collapse); see
-    :func:`pysdcmicro._validation.check_integer_text`. A value that reads as 2**53 or more may
-    be such an integer (2**53 + 1 reads as 2**53), so those columns are checked on their text."""
-    from .._validation import check_integer_text
-
+    (float64 would round them, so distinct values could collapse; the rule of
+    :func:`pysdcmicro._validation.check_integer_text`, here naming the file's row). A value
+    that reads as 2**53 or more may be such an integer (2**53 + 1 reads as 2**53), so those
+    columns are checked on their text."""
+    limit = 2 ** 53
     big = [c for c in numeric if c in frame.columns and np.nanmax(np.abs(frame[c].to_numpy(dtype=np.float64)),
-                                                                  initial=0.0) >= 2 ** 53]
+                                                                  initial=0.0) >= limit]
     if big:
         text = read_csv(p, path, fmt, dtype=str, usecols=big)
         for c in big:
-            check_integer_text(text[c], frame[c].to_numpy(dtype=np.float64), c)
+            values = frame[c].to_numpy(dtype=np.float64)
+            for pos in np.flatnonzero(np.abs(np.nan_to_num(values)) >= limit):
+                cell = str(text[c].iat[pos]).strip()
+                digits = cell[1:] if cell[:1] in "+-" else cell
+                if digits.isdigit() and abs(int(cell)) > limit:
+                    raise InvalidInputError(
+                        f"column {column_name(c, frame.columns)} has the integer {cell} at {file_row(pos)}, "
+                        f"beyond 2**53 = {limit} in magnitude; float64 arithmetic would round such integers "
+                        "(distinct values could collapse): subtract an offset, rescale, or write it as a float if "
+                        "rounding is acceptable.")
 
 
-def check_strata_cells(frame: pd.DataFrame, strata: list[str] | None) -> None:
+def file_row(pos: int, parquet: bool = False) -> str:
+    """The row of a CSV file that holds record ``pos`` (0-based), as the command line names
+    rows: the header is row 1, so the first record is row 2. Blank lines are not rows, and a
+    quoted cell spanning lines is one row (pandas' reading). Parquet files have no header."""
+    if parquet:
+        return f"row {int(pos) + 1} of the file (the first record is row 1)"
+    return f"row {int(pos) + 2} of the file (the header is row 1)"
+
+
+def column_name(label: Any, columns: Any = None) -> str:
+    """A column as messages name it: its name quoted, or ``column 3 (no name)`` for a
+    column whose header cell is empty."""
+    if isinstance(label, str) and label == "":
+        where = [i for i, c in enumerate(columns if columns is not None else []) if isinstance(c, str) and c == ""]
+        return f"column {where[0] + 1} (no name)" if where else "the column with no name"
+    return f"'{label}'" if isinstance(label, str) else repr(label)
+
+
+def _close_name(name: str, candidates: list) -> str | None:
+    """The column a mistyped name most likely meant: the same name in another case, else a
+    near spelling (difflib ratio >= 0.75); never a name already given."""
+    import difflib
+
+    names = [str(c) for c in candidates if str(c) != ""]
+    same = [c for c in names if c.lower() == name.lower()]
+    if same:
+        return same[0]
+    lowered = {c.lower(): c for c in names}
+    close = difflib.get_close_matches(name.lower(), list(lowered), n=1, cutoff=0.75)
+    return lowered[close[0]] if close else None
+
+
+def check_named_columns(named: dict[str, list] | None, columns: list) -> None:
+    """Refuse a column named in an option (``{"--variables": ["income", "age"]}``) that is
+    not in the file, before its records are read; the suggestion is a column not named
+    already in that option."""
+    names = [str(c) for c in columns]
+    for option, given in (named or {}).items():
+        given = [str(g) for g in given or []]
+        for name in given:
+            if name not in names:
+                what = option.lstrip("-")
+                close = _close_name(name, [c for c in names if c not in given])
+                hint = f" Did you mean {close!r}?" if close else ""
+                shown = ", ".join(column_name(c, names) if c == "" else c for c in names[:20])
+                raise InvalidInputError(
+                    f"unknown column {name!r} in `{what}` ({option}); the input file has columns: {shown}"
+                    f"{', ...' if len(names) > 20 else ''}.{hint}")
+
+
+def cell_text(path: str, fmt: CsvFormat | None, column: Any, pos: int) -> str | None:
+    """The text of one cell as written in a CSV file (None for Parquet): for messages that
+    name a cell the frame holds as a number."""
+    if is_parquet(path):
+        return None
+    text = read_csv(Path(path), path, fmt, dtype=str, usecols=[column])
+    return str(text[column].iat[int(pos)])
+
+
+def _cell_words(text: str | None, value: float) -> str:
+    if text is None:
+        return repr(value) if not np.isnan(value) else "NaN"
+    return "an empty cell" if text.strip() == "" else repr(text)
+
+
+def check_cells(frame: pd.DataFrame, columns: list, missing: str, path: str, fmt: CsvFormat | None) -> None:
+    """Refuse an infinite value in a column to microaggregate, and a missing one with
+    ``--missing error`` (the API's rules), naming the cell as written and the file's row."""
+    parquet = is_parquet(path)
+    for col in columns:
+        if col not in frame.columns or not pd.api.types.is_numeric_dtype(frame[col].dtype) \
+                or pd.api.types.is_bool_dtype(frame[col].dtype):
+            continue  # a text column: validation says it must be numeric
+        values = frame[col].to_numpy(dtype=np.float64, na_value=np.nan)
+        for bad, kind in ((np.isinf(values), "an infinite value"),
+                          (np.isnan(values) if missing == "error" else None, "a missing value")):
+            if bad is None or not bad.any():
+                continue
+            pos = int(np.flatnonzero(bad)[0])
+            count = int(bad.sum())
+            more = f" (and {count - 1} more)" if count > 1 else ""
+            cell = _cell_words(cell_text(path, fmt, col, pos), values[pos])
+            rule = ("microaggregation needs finite values: impute or drop those rows first (missing values are kept "
+                    "with --missing keep, infinite ones never)" if kind == "an infinite value" else
+                    "--missing error refuses missing values: pass --missing keep to keep them missing in the "
+                    "release, or impute or drop those rows first")
+            raise InvalidInputError(f"column {column_name(col, frame.columns)} has {kind} ({cell}) at "
+                                    f"{file_row(pos, parquet)}{more}; {rule}.")
+
+
+def check_weight_cells(text: pd.Series, values: np.ndarray, column: Any, parquet: bool = False) -> None:
+    """Sampling weights must be finite numbers > 0 (the API's rule: a zero weight could make
+    a group release one record's own values), named here by the file's row."""
+    for bad, rule in ((np.isnan(values), "a missing weight"), (np.isinf(values), "an infinite weight"),
+                      (values < 0, "a negative weight"), (values == 0, "a zero weight")):
+        if bad.any():
+            pos = int(np.flatnonzero(bad)[0])
+            count = int(bad.sum())
+            more = f" (and {count - 1} more)" if count > 1 else ""
+            cell = _cell_words(None if parquet else str(text.iat[pos]), values[pos])
+            why = ("; a group whose other records weigh 0 would release this record's own values as its weighted "
+                   "mean: drop the records of weight 0 (out of scope) or microaggregate without weights"
+                   if rule == "a zero weight" else "")
+            raise InvalidInputError(f"weight column {column_name(column)} has {rule} ({cell}) at "
+                                    f"{file_row(pos, parquet)}{more}; every sampling weight must be a finite "
+                                    f"number > 0{why}.")
+
+
+def check_strata_cells(frame: pd.DataFrame, strata: list[str] | None, parquet: bool = False) -> None:
     """Missing markers (empty, NA, NaN, ...) in a CSV stratum column are refused as the API
     refuses NaN strata, instead of becoming a stratum of their own."""
-    from .._validation import _col_name, _row_label
-
     for col in strata or []:
         if col not in frame.columns or pd.api.types.is_numeric_dtype(frame[col].dtype):
             continue  # unknown columns: validation names them; numbers: NaN is checked there
@@ -351,8 +466,24 @@ def check_strata_cells(frame: pd.DataFrame, strata: list[str] | None) -> None:
         if missing.any():
             r = int(np.flatnonzero(missing)[0])
             raise InvalidInputError(
-                f"stratum column {_col_name(col)} has a missing value ({cells.iat[r]!r}) at "
-                f"{_row_label(frame.index, r)}; every record needs a stratum.")
+                f"stratum column {column_name(col, frame.columns)} has a missing value ({cells.iat[r]!r}) at "
+                f"{file_row(r, parquet)}; every record needs a stratum.")
+
+
+def nameless_numeric(frame: pd.DataFrame, fmt: CsvFormat | None) -> list[str]:
+    """The columns with no name in the header (never microaggregated) whose cells are
+    mostly numbers, as messages name them (``column 4 (no name)``)."""
+    found = []
+    for col in frame.columns:
+        if not (isinstance(col, str) and col == ""):
+            continue
+        if pd.api.types.is_numeric_dtype(frame[col].dtype):
+            found.append(column_name(col, frame.columns))
+            continue
+        number, odd = _cell_classes(frame[col], fmt)
+        if number.any() and number.sum() >= odd.sum():
+            found.append(column_name(col, frame.columns))
+    return found
 
 
 def header_names(path: str, fmt: CsvFormat | None = None) -> list[str]:
@@ -398,79 +529,192 @@ def _as_integers(values: pd.Series) -> pd.Series:
     return pd.Series(pd.arrays.IntegerArray(ints, missing), index=values.index, name=values.name)
 
 
-def _odd_cells(text: pd.Series, fmt: CsvFormat | None) -> tuple[int, int, int | None]:
-    """(numbers, other cells, position of the first other cell) of a text column; missing
-    markers count as neither."""
+def _cell_classes(text: pd.Series, fmt: CsvFormat | None) -> tuple[np.ndarray, np.ndarray]:
+    """(numbers, other cells) of a text column, as masks; missing markers are neither."""
     cells = text.astype(object).fillna("").astype(str).str.strip()
     missing = cells.str.lower().isin(_tokens(fmt)).to_numpy()
     if fmt is not None and fmt.decimal != ".":
         point = cells.str.contains(".", regex=False).to_numpy()
         cells = cells.str.replace(fmt.decimal, ".", regex=False).where(~point, "?")
     number = pd.to_numeric(cells.where(~missing, "0"), errors="coerce").notna().to_numpy() & ~missing
-    odd = ~number & ~missing
+    return number, ~number & ~missing
+
+
+def _odd_cells(text: pd.Series, fmt: CsvFormat | None) -> tuple[int, int, int | None]:
+    """(numbers, other cells, position of the first other cell) of a text column; missing
+    markers count as neither."""
+    number, odd = _cell_classes(text, fmt)
     first = int(np.flatnonzero(odd)[0]) if odd.any() else None
     return int(number.sum()), int(odd.sum()), first
 
 
+def _plain_number(text: str, fmt: CsvFormat) -> bool:
+    """Whether ``text`` is a number as the file's format writes numbers (no formatting)."""
+    if fmt.decimal != ".":
+        if "." in text:
+            return False
+        text = text.replace(fmt.decimal, ".")
+    return re.fullmatch(r"[-+]?(?:\d+\.?\d*|\.\d+)(?:[eE][-+]?\d+)?", text) is not None
+
+
+_CURRENCIES = "$€£¥"
+#: What a number written with formatting can look like at most: signs, currency, digits and
+#: separators, a percent sign, parentheses (dates, codes and words do not).
+_NUMBER_SHAPE = re.compile(r"[\s(]*[-+]?[\s$€£¥]*[\d.,' \u00a0\u202f]*\d[\d.,' \u00a0\u202f]*[\s$€£¥%)]*")
+
+
+def _formatting(cell: str, fmt: CsvFormat) -> list[str] | None:
+    """What makes ``cell`` a number written with formatting, in words (``["a percent
+    sign"]``); None when it is not a number so written (a word, ``-``, ``?``, ``#DIV/0!``)."""
+    t = cell.strip().replace("\u00a0", " ").replace("\u202f", " ")
+    words = []
+    if len(t) > 2 and t[0] == "(" and t[-1] == ")":
+        words.append("parentheses (an accounting negative)")
+        t = t[1:-1].strip()
+    if t.endswith("%"):
+        words.append("a percent sign")
+        t = t[:-1].strip()
+    signs = [c for c in _CURRENCIES if c in t]
+    if signs:
+        words.append(f"a currency sign ({signs[0]!r})")
+        t = re.sub(rf"\s*[{re.escape(_CURRENCIES)}]\s*", "", t)
+    if not t:
+        return None
+    if _plain_number(t, fmt):
+        return words or None
+    if fmt.decimal == "." and re.fullmatch(r"[-+]?\d{1,3}(?:,\d{3})+(?:\.\d+)?", t):
+        words.append("',' as a thousands separator or a decimal comma" if "." not in t and t.count(",") == 1
+                     else "',' as a thousands separator")
+    elif re.fullmatch(r"[-+]?\d{1,3}(?:\.\d{3})+(?:,\d+)?", t):
+        words.append("'.' as a thousands separator" + (" and a decimal comma" if "," in t else ""))
+    elif fmt.decimal == "." and re.fullmatch(r"[-+]?\d*,\d+", t):
+        words.append("a decimal comma")
+    elif fmt.decimal != "." and _plain_number(t.replace(",", ""), CsvFormat()):
+        words.append("a decimal point (the file is read with --decimal ',')")
+    elif re.fullmatch(r"[-+]?\d{1,3}(?:[' ]\d{3})+(?:[.,]\d+)?", t):
+        words.append("spaces as thousands separators" if " " in t else "\"'\" as a thousands separator")
+    else:
+        return None
+    return words
+
+
+def _formatted_cells(cells: pd.Series, fmt: CsvFormat) -> np.ndarray:
+    """Which cells are numbers written with formatting (thousands separators, a decimal
+    comma, a currency or percent sign, parentheses), vectorized; the cells
+    :func:`_formatting` describes."""
+    text = cells.astype(object).fillna("").astype(str).str.strip()
+    core = text.str.replace(rf"^{_SIGNS}+|{_SIGNS}+$", "", regex=True).str.replace(r"^([-+])[$€£¥]\s*", r"\1",
+                                                                                   regex=True)
+    number = core
+    if fmt.decimal != ".":
+        number = core.str.replace(fmt.decimal, ".", regex=False).where(~core.str.contains(".", regex=False), "?")
+    plain = pd.to_numeric(number.where(core != "", "?"), errors="coerce").notna().to_numpy()
+    formatted = core.str.fullmatch(_FORMATTED).fillna(False).to_numpy(dtype=bool)
+    if fmt.decimal != ".":  # a decimal point in a file read with --decimal ','
+        formatted |= pd.to_numeric(core.where(core != "", "?"), errors="coerce").notna().to_numpy()
+    return plain | formatted
+
+
 def check_almost_numeric(frame: pd.DataFrame, chosen: list, requested: list | None, exclude: list,
                          fmt: CsvFormat) -> None:
-    """Refuse a column that holds numbers but a few cells that are not (``:``, ``-``, ``?``, a
-    NUL byte, text far down the file): read as text it would pass through unmasked. A
-    column named in ``--variables`` is refused for any such cell; in the default selection,
-    a text column whose cells are mostly numbers. Numbers written with formatting
-    (``1,234``) are not refused here (a warning names them)."""
+    """Refuse a text column that holds numbers, since read as text it would pass through
+    unmasked: in the default selection, a column whose cells are mostly numbers (plain or
+    written with formatting) and not all plain numbers; a column named in ``--variables``
+    for any cell that is not a plain number. One line names the column, the first such
+    cell, its row in the file and the way out: ``--na-values`` for a missing marker
+    (``:``, ``-``, ``?``), ``--decimal ','`` for decimal commas, plain numbers in the file
+    for other formatting (``1,234``, ``12.5%``, ``(123)``, ``€12``), or ``--variables``.
+    Every column named in ``requested`` is checked, ``chosen`` or not (it holds the
+    requested names); columns read as numbers pass."""
     names = requested if requested is not None else [c for c in frame.columns if c not in exclude]
     for col in names:
-        if col not in frame.columns or col in chosen or pd.api.types.is_numeric_dtype(frame[col].dtype):
+        if col not in frame.columns or pd.api.types.is_numeric_dtype(frame[col].dtype):
             continue
-        numbers, odd, first = _odd_cells(frame[col], fmt)
-        if first is None or numbers == 0 or (requested is None and numbers < odd):
+        if requested is None and isinstance(col, str) and col == "":
+            continue  # never microaggregated (no name to give in --variables); named when it holds numbers
+        number, odd = _cell_classes(frame[col], fmt)
+        if not odd.any():
             continue
-        if requested is not None or formatted_number_example(frame[col]) is None:
-            value = frame[col].iat[first]
-            if requested is not None and formatted_number_example(frame[col]) is not None:
-                continue  # read_table names the formatting
-            hint = ""
-            if fmt.decimal == "." and re.fullmatch(r"[-+]?\d*,\d+", str(value).strip()):
-                hint = ", --decimal ',' if its numbers have decimal commas"
-            raise InvalidInputError(
-                f"column {col!r} holds numbers but the cell {value!r} at row {first + 2} of the file (the header "
-                f"is row 1) is not a number: read as text, the column would pass through unmasked; pass "
-                f"--na-values {str(value).strip() or value!r} if that cell means 'missing'{hint}, or name the "
-                "columns to microaggregate with --variables.")
+        shaped = np.zeros_like(odd)  # the cells shaped like a formatted number (a quick first pass)
+        shaped[odd] = frame[col][odd].astype(str).str.fullmatch(_NUMBER_SHAPE).to_numpy(dtype=bool)
+        if requested is None and number.sum() + shaped.sum() < odd.sum() - shaped.sum():
+            continue  # mostly text
+        formatted = np.zeros_like(odd)
+        formatted[shaped] = _formatted_cells(frame[col][shaped], fmt)
+        other = int(odd.sum() - formatted.sum())
+        numberlike = int(number.sum() + formatted.sum())
+        if numberlike == 0 or (requested is None and numberlike < other):
+            continue
+        first = int(np.flatnonzero(odd)[0])
+        raise InvalidInputError(_almost_numeric_message(frame, col, first, formatted, other, requested is not None,
+                                                        fmt))
 
 
-def _looks_numeric(values: pd.Series, fmt: CsvFormat | None) -> str | None:
-    """Why a column not microaggregated looks like a quasi-identifier (numeric, or text
-    that is mostly numbers), or None."""
-    if pd.api.types.is_bool_dtype(values.dtype):
-        return None
-    if pd.api.types.is_numeric_dtype(values.dtype):
-        return "numeric"
+def _almost_numeric_message(frame: pd.DataFrame, col: Any, first: int, formatted: np.ndarray, other: int,
+                            named: bool, fmt: CsvFormat) -> str:
+    name = column_name(col, frame.columns)
+    value = str(frame[col].iat[first])
+    row = file_row(first)
+    out = ("or leave the column out of --variables" if named else
+           "or name the columns to microaggregate with --variables")
+    words = _formatting(value, fmt) if formatted[first] else None
+    if words is None:
+        return (f"column {name} holds numbers but the cell {value!r} at {row} is not a number: read as text, the "
+                f"column would pass through unmasked; pass --na-values {value.strip() or repr(value)} if that cell "
+                f"means 'missing', {out}.")
+    seen: list[str] = []
+    for pos in np.flatnonzero(formatted)[:50]:
+        for word in _formatting(str(frame[col].iat[pos]), fmt) or []:
+            if word not in seen:
+                seen.append(word)
+    said = " and ".join([", ".join(seen[:-1]), seen[-1]] if len(seen) > 1 else seen)
+    if other == 0 and int(formatted.sum()) > 1:
+        lead = f"column {name} holds numbers written with {said}, such as {value!r} at {row}"
+    else:
+        lead = f"column {name} holds numbers but the cell {value!r} at {row} is a number written with {said}"
+    comma = any("decimal comma" in w for w in seen)
+    plain = "write plain numbers in the file (such as -1234.5)"
+    if any(w.startswith("a decimal point") for w in seen):
+        fix = "pass --decimal '.' (the default) if the file's decimal mark is '.', else " + plain
+    elif comma and fmt.decimal == "." and fmt.sep != ",":
+        fix = "pass --decimal ',' if ',' is the file's decimal mark"
+        if any(w.startswith("',' as a thousands") for w in seen) or len(seen) > 1:
+            fix += ", else " + plain
+    else:
+        fix = plain
+    return (f"{lead}: read as text, the column would pass through unmasked; {fix}, {out}.")
+
+
+def _looks_numeric(values: pd.Series, fmt: CsvFormat | None) -> tuple[np.ndarray | None, str | None]:
+    """The numbers of a column read as text, as ``fmt`` reads them, and how they are held:
+    ``(values, "numeric")``, ``(None, "mostly numbers, read as text")``, ``(None, "numbers
+    written with formatting, read as text")``; ``(None, None)`` for text. The reader that
+    :func:`pysdcmicro._columns.column_entry` asks."""
+    if pd.api.types.is_bool_dtype(values.dtype) or pd.api.types.is_numeric_dtype(values.dtype):
+        return None, None  # (judged by their dtype)
     numbers, odd, _ = _odd_cells(values, fmt)
     if numbers and numbers >= odd:
-        return "numeric" if odd == 0 else "mostly numbers, read as text"
+        return (numeric_values(values, fmt), "numeric") if odd == 0 else (None, "mostly numbers, read as text")
     if formatted_number_example(values) is not None:
-        return "numbers written with formatting, read as text"
-    return None
+        return None, "numbers written with formatting, read as text"
+    return None, None
 
 
 def unmasked_columns(frame: pd.DataFrame, masked: list, exclude: list, left_out: dict, named: bool,
                      fmt: CsvFormat | None) -> list[dict]:
-    """The columns released unmasked that look like quasi-identifiers, each with the reason
-    and the option that includes it (for the warning and the report's headline)."""
-    found = []
-    for col in frame.columns:
-        if col in masked or col in exclude:
-            continue
-        if col in left_out:
-            found.append({"column": _json_name(col), "reason": f"numeric, left out by default ({left_out[col]})",
-                          "option": "--variables"})
-            continue
-        why = _looks_numeric(frame[col], fmt)
-        if why is not None:
-            reason = f"{why}, not in --variables" if named else f"{why}, not chosen by default"
-            found.append({"column": _json_name(col), "reason": reason, "option": "--variables"})
+    """The columns released unmasked that could identify or single out records, most
+    dangerous first, each with the reason and the option that includes it (for the warning
+    and the report's headline): :func:`pysdcmicro._columns.unmasked_columns`, with numbers
+    held as text read as ``fmt`` says. With ``named`` (``--variables`` given) every reason
+    ends in "not in --variables": the command's warning names those columns."""
+    from .._columns import unmasked_columns as passed_through
+
+    found = passed_through(frame, masked, exclude=exclude, left_out=left_out,
+                           numbers=lambda values: _looks_numeric(values, fmt), option="--variables",
+                           suffix="not in --variables" if named else "not chosen by default")
+    for entry in found:
+        if named and entry["option"] is None:  # text: no option includes it, the warning still names it
+            entry["reason"] += "; not in --variables"
     return found
 
 

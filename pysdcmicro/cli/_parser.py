@@ -73,8 +73,8 @@ def _add_microaggregate(sub: Any) -> None:
                    help="method name (see `pysdcmicro methods`); default auto: without --time-limit a fixed, "
                         "reproducible amount of work (never worse than MDAV + two-swap), with it the best "
                         "partition the time allows, on every core")
-    m.add_argument("--variables", help="comma-separated columns to microaggregate (default: the numeric columns, "
-                   "except identifier-like and constant ones, which a warning names); "
+    m.add_argument("--variables", help="comma-separated columns to microaggregate (default: the numeric columns "
+                   "not in --strata or --weights, except identifier-like and constant ones, which a warning names); "
                    "groups of variables microaggregated separately are separated by ';' (\"a,b;c,d\")")
     m.add_argument("--missing", default="keep", choices=["keep", "error"],
                    help="missing cells in the chosen columns: keep them missing in the output (default; k-anonymity "

@@ -236,7 +236,7 @@ class Report:
         combinations = self.class_sizes.size
         if self.k_anonymous is None:
             items.append(dict(key="k_anonymous", label="k-anonymous",
-                              value="not checked" + (f" ({columns})" if n_unmasked else ""),
+                              value="not checked (k not given" + (f"; {columns})" if n_unmasked else ")"),
                               verdict="info",
                               reading=f"k was not given; every released combination of values is shared by at "
                                       f"least {smallest} records (checked on {self.checked_on}, columns "

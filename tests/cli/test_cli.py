@@ -105,7 +105,7 @@ def test_missing_value_in_csv(tmp_path):
     path.write_text("a,b\n1,2\n3,\n5,6\n7,8\n")
     proc = run("microaggregate", path, "--k", 2, "--missing", "error")
     assert proc.returncode == 2
-    assert "column 'b' has a missing value (NaN) at row 1" in proc.stderr
+    assert "column 'b' has a missing value (an empty cell) at row 3 of the file (the header is row 1)" in proc.stderr
 
 
 def test_missing_file_and_empty_file(tmp_path):

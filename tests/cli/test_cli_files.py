@@ -381,32 +381,37 @@ def test_missing_strata_cells_are_refused_like_the_api(tmp_path, capsys, cell):
     path = tmp_path / "s.csv"
     path.write_text(f"g,x\nA,1.5\nA,2\nA,3.5\nB,4\n{cell},5.5\nB,6\n")
     assert main("microaggregate", path, "--k", 2, "--strata", "g") == 2
-    line = one_error_line(capsys.readouterr().err, "stratum column 'g' has a missing value", "at row 4",
-                          "every record needs a stratum")
+    line = one_error_line(capsys.readouterr().err, "stratum column 'g' has a missing value", repr(cell),
+                          "at row 6 of the file (the header is row 1)", "every record needs a stratum")
     with pytest.raises(ValueError) as api:
         frame = pd.DataFrame({"g": ["A", "A", "A", "B", None, "B"], "x": [1.5, 2, 3.5, 4, 5.5, 6]})
         pysdcmicro.microaggregate(frame, 2, strata="g")
-    assert str(api.value).split(" at ")[1] == line.split(" at ")[1]  # same rule and grammar as the API
+    assert str(api.value).split("; ")[1] == line.split("; ")[1]  # the API's rule; the row is the file's
 
 
-@pytest.mark.parametrize("cells,example", [
-    (["1,234", "2,345", "12", "3,456,789"], "1,234"),
-    (["$12.50", "$3", "$1,000.25", "$7"], "$12.50"),
-    (["3,5", "4,25", "10", "-1,5"], "3,5"),
-    (["1.234,5", "2.000", "3,25", "4"], "1.234,5"),
-    (["12 %", "3%", "7 %", "1"], "12 %"),
+@pytest.mark.parametrize("cells,example,words", [
+    (["1,234", "2,345", "12", "3,456,789"], "1,234", "',' as a thousands separator"),
+    (["$12.50", "$3", "$1,000.25", "$7"], "$12.50", "a currency sign ('$')"),
+    (["3,5", "4,25", "10", "-1,5"], "3,5", "a decimal comma"),
+    (["1.234,5", "2.000", "3,25", "4"], "1.234,5", "'.' as a thousands separator and a decimal comma"),
+    (["12 %", "3%", "7 %", "1"], "12 %", "a percent sign"),
+    (["(123)", "45", "(6)", "7"], "(123)", "parentheses (an accounting negative)"),
 ])
-def test_numbers_with_formatting_warn_by_default_and_are_refused_when_named(tmp_path, capsys, cells, example):
+def test_numbers_with_formatting_are_refused_naming_the_format(tmp_path, capsys, cells, example, words):
+    """A column of numbers written with formatting is text to the reader, so it would pass
+    through unmasked: refused, by default and in --variables alike, with what was seen."""
     path = tmp_path / "f.csv"
     pd.DataFrame({"x": [1.5, 2.0, 3.5, 4.25], "income": cells}).to_csv(path, index=False)
-    assert main("microaggregate", path, "--k", 2, "-q", "-o", tmp_path / "o.csv") == 0
-    err = capsys.readouterr().err
-    assert err.count("pysdcmicro: warning:") == 1, err
-    assert "column 'income' is text and is released unchanged" in err and repr(example) in err
-    assert pd.read_csv(tmp_path / "o.csv", dtype=str)["income"].tolist() == cells  # passed through as text
-    assert main("microaggregate", path, "--k", 2, "--variables", "x,income") == 2
-    one_error_line(capsys.readouterr().err, "column 'income' holds numbers written as text", repr(example),
-                   "write plain numbers")
+    out = tmp_path / "o.csv"
+    assert main("microaggregate", path, "--k", 2, "-q", "-o", out) == 2
+    one_error_line(capsys.readouterr().err, "column 'income' holds numbers", repr(example),
+                   "row 2 of the file (the header is row 1)", words, "write plain numbers", "--variables")
+    assert main("microaggregate", path, "--k", 2, "--variables", "x,income", "-o", out) == 2
+    one_error_line(capsys.readouterr().err, "column 'income' holds numbers", repr(example), words,
+                   "or leave the column out of --variables")
+    assert not out.exists()
+    assert main("microaggregate", path, "--k", 2, "-q", "--variables", "x", "-o", out) == 0  # the way out
+    assert pd.read_csv(out, dtype=str)["income"].tolist() == cells  # passed through as text
 
 
 def test_plain_text_columns_do_not_warn(tmp_path, data, capsys):

@@ -526,3 +526,193 @@ def test_the_json_names_the_weight_column(tmp_path, capsys):
     assert main("microaggregate", src, "--k", 3, "-q", "--variables", "income,age", "--weights", "w",
                 "-o", tmp_path / "out.csv", "--report", rep) == 0
     assert json.loads(rep.read_text())["weight_column"] == "w"
+
+
+# -- E. numbers written with formatting, nameless columns, rows named as in the file --------
+
+@pytest.mark.parametrize("cell, words", [
+    ("1,234", "',' as a thousands separator"),
+    ("12.5%", "a percent sign"),
+    ("(123)", "parentheses (an accounting negative)"),
+    ("€12", "a currency sign ('€')"),
+])
+def test_e_one_formatted_cell_in_a_numeric_column_is_refused(tmp_path, capsys, cell, words):
+    """One such cell made the whole column text, released unmasked with a warning; now
+    refused like a stray '-', and the message describes that cell."""
+    income, age = _numbers()
+    rows = [f"{a},{b}" for a, b in zip(income, age)]
+    rows[7] = f'"{cell}",{age[7]}'
+    src = _write(tmp_path / "in.csv", "income,age", rows)
+    out = tmp_path / "out.csv"
+    assert main("microaggregate", src, "--k", 3, "-q", "-o", out) == 2
+    line = refused(capsys, "column 'income'", repr(cell), "row 9 of the file (the header is row 1)", words,
+                   "write plain numbers", "--variables")
+    assert "thousands separators, a currency sign or a decimal comma" not in line
+    assert not out.exists()
+    assert main("microaggregate", src, "--k", 3, "-q", "--variables", "income,age", "-o", out) == 2
+    refused(capsys, "column 'income'", repr(cell), "row 9", words, "leave the column out of --variables")
+
+
+def test_e_a_column_of_formatted_numbers_is_refused_naming_the_format(tmp_path, capsys):
+    income, age = _numbers()
+    src = _write(tmp_path / "in.csv", "income,age", [f'"{a:,}",{b}' for a, b in zip(income, age)])
+    out = tmp_path / "out.csv"
+    assert main("microaggregate", src, "--k", 3, "-q", "-o", out) == 2
+    refused(capsys, "column 'income' holds numbers written with ',' as a thousands separator",
+            f"such as '{income[0]:,}' at row 2 of the file", "--variables")
+    assert not out.exists()
+
+
+def test_e_decimal_commas_under_sep_semicolon_alone_are_refused_naming_decimal(tmp_path, capsys):
+    income, age = _numbers()
+    src = _write(tmp_path / "in.csv", "income;share;age",
+                 [f"{a},46;0,{b};{b}" for a, b in zip(income, age)])
+    out = tmp_path / "out.csv"
+    assert main("microaggregate", src, "--k", 3, "-q", "--sep", ";", "-o", out) == 2
+    line = refused(capsys, "column 'income'", f"'{income[0]},46'", "row 2 of the file", "a decimal comma",
+                   "--decimal ','")
+    assert "write plain numbers" not in line
+    assert not out.exists()
+    assert main("microaggregate", src, "--k", 3, "-q", "--sep", ";", "--decimal", ",", "-o", out) == 0
+    written = pd.read_csv(out, sep=";", decimal=",")
+    assert written.groupby(["income", "share", "age"]).size().min() >= 3
+
+
+def test_e_a_named_column_with_a_stray_cell_is_refused_naming_it(tmp_path, capsys):
+    income, age = _numbers()
+    rows = [f"{a},{b}" for a, b in zip(income, age)]
+    rows[4] = f"-,{age[4]}"
+    src = _write(tmp_path / "in.csv", "income,age", rows)
+    assert main("microaggregate", src, "--k", 3, "-q", "--variables", "income", "-o", tmp_path / "o.csv") == 2
+    refused(capsys, "column 'income'", "'-'", "row 6 of the file", "--na-values -")
+
+
+def test_e_a_trailing_comma_on_every_row_is_an_empty_column_passed_through(tmp_path, capsys):
+    """A common spreadsheet export: header ``a,b,c,`` and rows ``1,2,3,``. The empty-named
+    column passes through under its empty name; the written header is the input's."""
+    income, age = _numbers()
+    src = _write(tmp_path / "in.csv", "income,age,code,", [f"{a},{b},{a % 7:03d}," for a, b in zip(income, age)])
+    out = tmp_path / "out.csv"
+    assert main("microaggregate", src, "--k", 3, "--variables", "income,age", "-q", "-o", out) == 0, \
+        capsys.readouterr().err
+    lines_in, lines_out = src.read_text().splitlines(), out.read_text().splitlines()
+    assert lines_out[0] == lines_in[0] == "income,age,code,"
+    assert [line.split(",", 2)[2] for line in lines_out[1:]] == [line.split(",", 2)[2] for line in lines_in[1:]]
+    err = capsys.readouterr().err
+    assert "Unnamed" not in err and "error" not in err, err
+    assert main("microaggregate", src, "--k", 3, "-q", "-o", out) == 0, capsys.readouterr().err  # default selection
+    assert out.read_text().splitlines()[0] == "income,age,code,"
+
+
+def test_e_a_column_with_no_name_is_named_by_its_position(tmp_path, capsys):
+    income, age = _numbers()
+    src = _write(tmp_path / "in.csv", "id,,spend,age",
+                 [f"{i},{a % 1000},{a},{b}" for i, (a, b) in enumerate(zip(income, age))])
+    out = tmp_path / "out.csv"
+    assert main("microaggregate", src, "--k", 3, "-q", "-o", out) == 0
+    err = capsys.readouterr().err
+    assert "Unnamed" not in err and "column 2 (no name) holds numbers and is released unmasked" in err, err
+    written = pd.read_csv(out, dtype=str, keep_default_na=False)
+    original = pd.read_csv(src, dtype=str, keep_default_na=False)
+    assert out.read_text().splitlines()[0] == "id,,spend,age"
+    assert written.iloc[:, 1].tolist() == original.iloc[:, 1].tolist()  # byte for byte
+    assert main("microaggregate", src, "--k", 3, "-q", "--variables", "spend,age", "-o", out) == 0
+    err = capsys.readouterr().err
+    assert "column 2 (no name) (numeric, not in --variables)" in err and "''" not in err, err
+    src.write_text("id,,spend,\n1,2,3,4\n")
+    assert main("microaggregate", src, "--k", 3, "-q", "-o", out) == 2
+    refused(capsys, "2 columns with no name", "columns 2, 4")
+
+
+@pytest.mark.parametrize("cell, option, needle", [
+    ("inf", [], "column 'income' has an infinite value ('inf') at row 9 of the file (the header is row 1)"),
+    ("n/a", ["--missing", "error"],
+     "column 'income' has a missing value ('n/a') at row 9 of the file (the header is row 1); --missing error"),
+    ("", ["--missing", "error"], "column 'income' has a missing value (an empty cell) at row 9 of the file"),
+    ("?", [], "the cell '?' at row 9 of the file (the header is row 1)"),
+])
+def test_e_every_message_names_the_row_of_the_file(tmp_path, capsys, cell, option, needle):
+    income, age = _numbers()
+    rows = [f"{a},{b}" for a, b in zip(income, age)]
+    rows[7] = f"{cell},{age[7]}"
+    src = _write(tmp_path / "in.csv", "income,age", rows)
+    assert main("microaggregate", src, "--k", 3, "-q", "--method", "mdav", *option, "-o", tmp_path / "o.csv") == 2
+    refused(capsys, needle)
+    assert not (tmp_path / "o.csv").exists()
+
+
+def test_e_weights_and_big_integers_name_the_row_of_the_file(tmp_path, capsys):
+    income, age = _numbers()
+    src = _write(tmp_path / "in.csv", "income,age,w", [f"{a},{b},{0 if i == 7 else 1}"
+                                                       for i, (a, b) in enumerate(zip(income, age))])
+    assert main("microaggregate", src, "--k", 3, "-q", "--variables", "income,age", "--weights", "w") == 2
+    refused(capsys, "weight column 'w' has a zero weight ('0') at row 9 of the file (the header is row 1)")
+    src = _write(tmp_path / "in.csv", "income,age", [f"{9007199254740993 if i == 7 else a},{b}"
+                                                     for i, (a, b) in enumerate(zip(income, age))])
+    assert main("microaggregate", src, "--k", 3, "-q") == 2
+    refused(capsys, "the integer 9007199254740993 at row 9 of the file (the header is row 1)")
+
+
+@pytest.mark.parametrize("args, needle", [
+    (["--time-limit", "-5"], "`time_limit` must be None or a number of seconds > 0; got -5."),
+    (["--time-limit", "0"], "`time_limit` must be None or a number of seconds > 0; got 0."),
+    (["--k", "1"], "`k` must be an integer >= 2; got 1."),
+    (["--seed", "-1"], "--seed"),
+    (["--trim", "0.7", "--measure", "trim"], "`trim` must be <= 0.5"),
+    (["--n-jobs", "-3"], "`n_jobs`"),
+    (["--blocks", "many"], "--blocks"),
+    (["--option", "gamma=1"], "has no option 'gamma'"),
+    (["--variables", "income,income"], "lists column 'income' more than once"),
+    (["--sep", ";;"], "--sep must be one character"),
+])
+def test_e_argument_errors_come_before_the_file_is_read(tmp_path, capsys, monkeypatch, args, needle):
+    """The only line printed: no default-variables warning first, the input never opened."""
+    src = _write(tmp_path / "in.csv", "id,income,age", [f"{i},{a},{b}" for i, (a, b) in enumerate(zip(*_numbers()))])
+
+    def not_read(*a, **k):
+        raise AssertionError("the input was read")
+
+    monkeypatch.setattr(_files, "read_table", not_read)
+    argv = ["microaggregate", src, "-o", tmp_path / "o.csv", *args]
+    if "--k" not in args:
+        argv += ["--k", 3]
+    assert main(*argv) == 2
+    err = capsys.readouterr().err
+    assert err.count("\n") == 1 and needle in error_lines(err)[0], err
+
+
+def test_e_a_header_only_file_has_no_records(tmp_path, capsys):
+    src = tmp_path / "in.csv"
+    src.write_text("income,age\n")
+    assert main("microaggregate", src, "--k", 3, "-q") == 2
+    refused(capsys, "has no records (only a header row)")
+
+
+@pytest.mark.parametrize("names, hint", [
+    ("income,nope", None),  # 'income' is named already; 'age' is too far from 'nope'
+    ("incme,age", "Did you mean 'income'?"),
+    ("income,AGE", "Did you mean 'age'?"),
+    ("income,zz", None),
+])
+def test_e_an_unknown_column_suggests_only_a_near_name_not_given(tmp_path, capsys, monkeypatch, names, hint):
+    src = _write(tmp_path / "in.csv", "income,age", [f"{a},{b}" for a, b in zip(*_numbers())])
+    real = _files.read_csv
+    rows_read = []
+    monkeypatch.setattr(_files, "read_csv", lambda *a, **k: rows_read.append(k.get("nrows")) or real(*a, **k))
+    assert main("microaggregate", src, "--k", 3, "-q", "--variables", names) == 2
+    line = refused(capsys, "unknown column", "the input file has columns: income, age")
+    assert (hint in line) if hint else ("Did you mean" not in line), line
+    assert rows_read == [1], rows_read  # the header alone was read
+
+
+def test_e_report_quiet_still_says_why_it_exits_3(tmp_path, capsys):
+    src = _write(tmp_path / "in.csv", "income,age", [f"{a},{b}" for a, b in zip(*_numbers())])
+    masked = tmp_path / "m.csv"
+    assert main("microaggregate", src, "--k", 3, "-q", "--method", "mdav", "-o", masked) == 0
+    capsys.readouterr()
+    assert main("report", src, masked, "--k", 5, "-q") == 3
+    captured = capsys.readouterr()
+    assert captured.out == ""  # --quiet: no report
+    lines = error_lines(captured.err)
+    assert len(lines) == 1 and f"{str(masked)!r} is not 5-anonymous" in lines[0], captured.err
+    assert "do not release this file" in lines[0]

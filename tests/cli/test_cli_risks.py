@@ -35,7 +35,7 @@ def test_a_zero_weight_is_one_error_line_and_nothing_written(tmp_path, capsys):
     out = tmp_path / "out.csv"
     out.write_text("previous\n")
     assert main("microaggregate", src, "--k", 3, "--variables", "a,b", "--weights", "w", "-o", out, "-q") == 2
-    one_error_line(capsys.readouterr().err, "weight column 'w' has a zero weight (0) at row 7",
+    one_error_line(capsys.readouterr().err, "weight column 'w' has a zero weight ('0.0') at row 9 of the file",
                    "every sampling weight must be a finite number > 0", "drop the records of weight 0")
     assert out.read_text() == "previous\n"
 

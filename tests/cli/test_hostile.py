@@ -213,10 +213,10 @@ _RNG = np.random.default_rng(7)
 
 CASES = [
     Case("int-beyond-2^53", "an integer column `2**60 + arange(30)` (collapses in float64)", "refused",
-         "one error line naming the column, the value and the 2**53 rule; nothing written",
+         "one error line naming the column, the value and the `2**53` rule; nothing written",
          lambda: _frame(big=2 ** 60 + np.arange(_N), x=np.arange(_N) * 1.5), expect_in_error="beyond 2**53"),
-    Case("uint64-beyond-2^63", "a uint64 column above 2**63", "refused",
-         "one error line (the 2**53 rule); nothing written",
+    Case("uint64-beyond-2^63", "a uint64 column above `2**63`", "refused",
+         "one error line (the `2**53` rule); nothing written",
          lambda: _frame(big=(np.uint64(2 ** 63) + np.arange(_N, dtype=np.uint64)), x=np.arange(_N) * 1.0),
          expect_in_error="beyond 2**53"),
     Case("huge-1e300", "two columns of values near ±1e300", "release",
@@ -242,8 +242,10 @@ CASES = [
     Case("all-constant", "every chosen column constant", "refused",
          "one error line: IL undefined, nothing to microaggregate", lambda: _frame(c=np.full(_N, 3.0)),
          expect_in_error="every chosen variable is constant"),
-    Case("infinite", "an infinite value", "refused", "one error line naming column and row",
-         lambda: _frame(a=np.r_[np.inf, np.arange(_N - 1.0)], b=np.arange(_N * 1.0)), expect_in_error="infinite"),
+    Case("infinite", "an infinite value", "refused",
+         "one error line naming the column, the cell as written and its row in the file (the header is row 1)",
+         lambda: _frame(a=np.r_[np.arange(2.0), np.inf, np.arange(_N - 3.0)], b=np.arange(_N * 1.0)),
+         expect_in_error="column 'a' has an infinite value ('inf') at row 4 of the file (the header is row 1)"),
     Case("k-above-n", "k larger than the number of records", "refused", "one error line (k <= n)",
          lambda: _frame(a=np.arange(5.0)), args=("--k", "9", "--variables", "a"), expect_in_error="`k` must be <="),
 ]

@@ -559,3 +559,22 @@ def test_a_ctrl_c_that_an_import_wrapped_is_one_line(tmp_path, monkeypatch, caps
     err = capsys.readouterr().err
     assert code == 130 and not out.exists() and "Traceback" not in err
     assert err.strip() == "pysdcmicro: interrupted; no output file was written or changed"
+
+
+def test_a_ctrl_c_inside_pyarrows_reader_is_the_users_interrupt(tmp_path, monkeypatch):
+    # pyarrow's CSV reader turns SIGINT into its own ArrowCancelled error; the read-back of
+    # the release must see it as the Ctrl-C it is, not as an unreadable file
+    pa = pytest.importorskip("pyarrow")
+    import pyarrow.csv as pacsv
+
+    from pysdcmicro import _csvio
+
+    path = tmp_path / "x.csv"
+    path.write_text("a,b\n1,2\n3,4\n")
+
+    def cancelled(*args, **kwargs):
+        raise pa.ArrowCancelled("Operation cancelled. Detail: received signal 2")
+
+    monkeypatch.setattr(pacsv, "read_csv", cancelled)
+    with pytest.raises(KeyboardInterrupt):
+        _csvio.read_float_columns(str(path), ["a", "b"], [])

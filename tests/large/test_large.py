@@ -568,7 +568,7 @@ def test_cli_large_csv_reader_finds_numeric_columns_past_the_first_rows(tmp_path
     bad = tmp_path / "bad.csv"
     bad.write_text("a,b\n" + "".join(f"{i},{i % 7}\n" for i in range(1400)) + "5, NA \n")
     proc = _cli("microaggregate", bad, "--k", 3, "--missing", "error", "--output", tmp_path / "o.csv")
-    assert proc.returncode == 2 and "column 'b' has a missing value (NaN) at row 1400" in proc.stderr
+    assert proc.returncode == 2 and "column 'b' has a missing value (' NA ') at row 1402 of the file" in proc.stderr
 
 
 @pytest.mark.subprocess
