@@ -214,8 +214,9 @@ _MAX_CODES = 10
 
 def category_codes(values: np.ndarray, label: Any) -> str | None:
     """Why a numeric column looks categorical, or None: two distinct values (a binary or
-    0/1 column), or at most 10 distinct integer values and a name such as ``target``,
-    ``class``, ``label``, ``type``, ``sex``, ``status``. Group means of such codes are not
+    0/1 column), or at most 10 distinct integer values, each on two records or more on
+    average, and a name such as ``target``, ``class``, ``label``, ``type``, ``sex``,
+    ``status``. Group means of such codes are not
     codes (0.33 is neither 0 nor 1). O(n): no sort."""
     v = _finite(values)
     if v.size == 0:
@@ -234,7 +235,7 @@ def category_codes(values: np.ndarray, label: Any) -> str | None:
     if hi - lo > 1000:
         return None
     present = np.flatnonzero(np.bincount((v - lo).astype(np.int64)))
-    if present.size > _MAX_CODES:
+    if present.size > _MAX_CODES or 2 * present.size > v.size:  # codes repeat; a few distinct numbers do not
         return None
     codes = ", ".join(_short(float(lo + c)) for c in present)
     return f"{present.size} integer values ({codes}) and a class-label name"

@@ -240,3 +240,9 @@ def test_a_binary_column_left_out_is_named_as_categorical(survey):
     bools = survey.assign(OWNRENT=survey["OWNRENT"].astype(bool))
     entries = unmasked_columns(bools, ["income", "age"])
     assert _by_column(entries)["OWNRENT"]["reason"].startswith("categorical: ")
+
+
+def test_a_label_like_name_on_distinct_numbers_is_not_a_category():
+    # codes repeat: six distinct values on six records are measurements, whatever the name
+    assert category_codes(np.array([1.0, 2, 3, 5, 6, 7]), "y") is None
+    assert category_codes(np.array([1.0, 2, 3, 1, 2, 3]), "y") == "3 integer values (1, 2, 3) and a class-label name"
