@@ -11,7 +11,7 @@ import math
 import numbers
 import re
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, Callable
 
 import numpy as np
 
@@ -238,21 +238,26 @@ def _check_integer_series(s: pd.Series, label: Any, index: pd.Index) -> None:
         _check_exact_integers(s.dropna().to_numpy(), label, index if not s.hasnans else None)
 
 
-def check_integer_text(text: pd.Series, values: np.ndarray, label: Any) -> None:
+def check_integer_text(text: pd.Series, values: np.ndarray, label: Any, *,
+                       row: Callable[[int], str] | None = None, name: str | None = None) -> None:
     """Refuse a column read from text holding an integer literal beyond 2**53 in magnitude,
     the rule :func:`_check_exact_integers` applies to integer columns: ``2**53 + 1`` and
     ``2**53`` would read as one value, so distinct records could look identical (or the
     column constant) and be released unmasked. ``values`` are the cells as read (float64);
-    only cells reading as 2**53 or more in magnitude can hold such a literal."""
+    only cells reading as 2**53 or more in magnitude can hold such a literal. ``row`` names
+    the row of a position (default ``"row <pos>"``; the command line names the file's row)
+    and ``name`` the column (default its label)."""
     big = np.flatnonzero(np.abs(np.nan_to_num(values)) >= _EXACT_INT)
     for pos in big:
         cell = str(text.iat[pos]).strip()
         digits = cell[1:] if cell[:1] in "+-" else cell
         if digits.isdigit() and abs(int(cell)) > _EXACT_INT:
+            where = row(int(pos)) if row is not None else f"row {int(pos)}"
             raise InvalidInputError(
-                f"column {_col_name(label)} has the integer {cell} at row {int(pos)}, beyond 2**53 = "
-                f"{_EXACT_INT} in magnitude; float64 arithmetic would round such integers (distinct values could "
-                "collapse): subtract an offset, rescale, or write it as a float if rounding is acceptable."
+                f"column {name if name is not None else _col_name(label)} has the integer {cell} at {where}, "
+                f"beyond 2**53 = {_EXACT_INT} in magnitude; float64 arithmetic would round such integers "
+                "(distinct values could collapse): subtract an offset, rescale, or write it as a float if "
+                "rounding is acceptable."
             )
 
 

@@ -36,6 +36,7 @@ import pandas as pd
 
 from .._csvio import CsvFormat, check_header_length, check_shape, read_float_columns, write_csv
 from .._errors import InvalidInputError, PysdcmicroError, ReleaseCheckError
+from .._validation import check_integer_text
 from . import _signals
 
 __all__ = ["FileError", "Outputs", "read_table", "read_released", "read_back_and_verify", "write_table",
@@ -334,16 +335,8 @@ def _check_exact_integers(p: Path, path: str, frame: pd.DataFrame, numeric: list
     if big:
         text = read_csv(p, path, fmt, dtype=str, usecols=big)
         for c in big:
-            values = frame[c].to_numpy(dtype=np.float64)
-            for pos in np.flatnonzero(np.abs(np.nan_to_num(values)) >= limit):
-                cell = str(text[c].iat[pos]).strip()
-                digits = cell[1:] if cell[:1] in "+-" else cell
-                if digits.isdigit() and abs(int(cell)) > limit:
-                    raise InvalidInputError(
-                        f"column {column_name(c, frame.columns)} has the integer {cell} at {file_row(pos)}, "
-                        f"beyond 2**53 = {limit} in magnitude; float64 arithmetic would round such integers "
-                        "(distinct values could collapse): subtract an offset, rescale, or write it as a float if "
-                        "rounding is acceptable.")
+            check_integer_text(text[c], frame[c].to_numpy(dtype=np.float64), c, row=file_row,
+                               name=column_name(c, frame.columns))
 
 
 def file_row(pos: int, parquet: bool = False) -> str:
