@@ -164,8 +164,9 @@ def identifier_reason(values: np.ndarray, label: Any) -> str | None:
 
 #: Fewest records for the equally-spaced test: on fewer, equal steps are as likely a coincidence.
 _SPACED_MIN_N = 20
-#: Fewest records for the evenly-spread test (its threshold is a 5 % Kolmogorov-Smirnov level).
-_SPREAD_MIN_N = 50
+#: Fewest records for the evenly-spread test (its threshold is a 1 % Kolmogorov-Smirnov
+#: level): on a hundred records a smooth income distribution can pass for an even spread.
+_SPREAD_MIN_N = 200
 
 
 def doubtful_identifier(values: np.ndarray, label: Any) -> str | None:
@@ -174,8 +175,8 @@ def doubtful_identifier(values: np.ndarray, label: Any) -> str | None:
 
     * equally spaced (at least 20 records; every value ``a + g i`` with ``g >= 2``, nearly
       every slot taken: ``(max - min) / g + 1 <= 1.1 n``): a counter in steps of ``g``;
-    * or spread evenly over a range of at least 1000 per record (at least 50 records; the
-      sorted values within a Kolmogorov-Smirnov distance ``1.36 / sqrt(n)`` of a uniform
+    * or spread evenly over a range of at least 1000 per record (at least 200 records; the
+      sorted values within a Kolmogorov-Smirnov distance ``1.63 / sqrt(n)`` of a uniform
       spread): issued numbers such as random 9-digit codes. Measurements with such a range
       (incomes, turnover) are skewed, not even.
 
@@ -202,7 +203,7 @@ def doubtful_identifier(values: np.ndarray, label: Any) -> str | None:
     if spaced:
         return f"integer values, a different one on every record, in steps of {step}"
     ks = float(np.max(np.abs((s - lo) / span - np.arange(n) / (n - 1))))
-    if ks <= 1.36 / math.sqrt(n):
+    if ks <= 1.63 / math.sqrt(n):
         return ("integer values, a different one on every record, spread evenly over a range "
                 f"{span / n:,.0f} times the number of records")
     return None
