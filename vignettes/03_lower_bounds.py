@@ -104,7 +104,7 @@ print(f"brute force: optimal IL {opt_il:.6f} %, groups {opt_groups}, {brute_seco
 # result on any machine.
 
 # %%
-cg_options = dict(rng=0, pricing_deterministic_time=5.0, workers=1)
+cg_options = dict(rng=0, pricing_deterministic_time=5.0, n_jobs=1)
 tiny_mdav = pysdcmicro.microaggregate(tiny, k, method="mdav")
 tiny_cg = pysdcmicro.microaggregate(tiny, k, method="column-generation", **cg_options)
 print(tiny_mdav.summary(), end="\n\n")
