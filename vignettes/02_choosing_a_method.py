@@ -55,7 +55,7 @@ contenders = {
     "icsm (one run)": dict(method="icsm", rng=0),
     f"icsm restarts {budget}s": dict(method="icsm", rng=0, max_restarts=None, time_limit=budget),
     f"column-generation {2 * budget}s": dict(method="column-generation", rng=0, time_limit=2 * budget),
-    f"decomposition {2 * budget}s": dict(method="decomposition", rng=0, time_limit=2 * budget, processes=1),
+    f"decomposition {2 * budget}s": dict(method="decomposition", rng=0, time_limit=2 * budget, n_jobs=1),
 }
 missing = [label for label, spec in contenders.items() if spec["method"] not in pysdcmicro.methods()]
 contenders = {label: spec for label, spec in contenders.items() if label not in missing}
