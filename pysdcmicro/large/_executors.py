@@ -106,6 +106,7 @@ def stop_pool(pool: Any, *, terminate: bool, cancel_futures: bool = True, timeou
         pool.shutdown(wait=True, cancel_futures=cancel_futures)
         return
     procs = list((getattr(pool, "_processes", None) or {}).values())
+    thread = getattr(pool, "_executor_manager_thread", None)  # shutdown() drops the pool's reference to it
     pool.shutdown(wait=False, cancel_futures=True)
     for proc in procs:
         try:
@@ -114,7 +115,6 @@ def stop_pool(pool: Any, *, terminate: bool, cancel_futures: bool = True, timeou
             pass
     for proc in procs:
         proc.join(timeout=timeout)
-    thread = getattr(pool, "_executor_manager_thread", None)
     if thread is not None and thread is not threading.current_thread():
         thread.join(timeout=timeout)
 
