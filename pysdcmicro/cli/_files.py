@@ -214,7 +214,7 @@ _FORMATTED = re.compile(r"[-+]?(?:\d{1,3}(?:,\d{3})+(?:\.\d+)?|\d{1,3}(?:\.\d{3}
 _SIGNS = r"[$€£¥%()\s\u00a0\u202f]"
 
 
-def formatted_number_example(cells: pd.Series) -> str | None:
+def formatted_number_example(cells: pd.Series, fmt: CsvFormat | None = None) -> str | None:
     """A cell of a text column that holds numbers written with formatting (thousands
     separators, a currency sign, a decimal comma), when *every* non-missing cell is a number
     once the formatting is removed; else None."""
@@ -222,13 +222,10 @@ def formatted_number_example(cells: pd.Series) -> str | None:
     text = text[~text.str.lower().isin(MISSING_TOKENS)]
     if text.empty:
         return None
-    core = text.str.replace(rf"^{_SIGNS}+|{_SIGNS}+$", "", regex=True).str.replace(r"^([-+])[$€£¥]\s*", r"\1",
-                                                                                   regex=True)
-    plain = pd.to_numeric(core.where(core != ""), errors="coerce").notna().to_numpy()
-    formatted = core.str.fullmatch(_FORMATTED).fillna(False).to_numpy(dtype=bool)
+    plain, formatted, bare = _number_masks(text, fmt or CsvFormat())
     if not (plain | formatted).all():
         return None
-    needs_work = ~(plain & (core == text).to_numpy())
+    needs_work = ~(plain & bare)
     if not needs_work.any():
         return None
     return str(text.iloc[int(np.flatnonzero(needs_work)[0])])
@@ -591,10 +588,10 @@ def _formatting(cell: str, fmt: CsvFormat) -> list[str] | None:
     return words
 
 
-def _formatted_cells(cells: pd.Series, fmt: CsvFormat) -> np.ndarray:
-    """Which cells are numbers written with formatting (thousands separators, a decimal
-    comma, a currency or percent sign, parentheses), vectorized; the cells
-    :func:`_formatting` describes."""
+def _number_masks(cells: pd.Series, fmt: CsvFormat) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """Per cell, vectorized: (a plain number once signs, currency, percent and parentheses are
+    stripped; a number written with separators or a decimal mark of another format; nothing
+    was stripped)."""
     text = cells.astype(object).fillna("").astype(str).str.strip()
     core = text.str.replace(rf"^{_SIGNS}+|{_SIGNS}+$", "", regex=True).str.replace(r"^([-+])[$€£¥]\s*", r"\1",
                                                                                    regex=True)
@@ -605,6 +602,14 @@ def _formatted_cells(cells: pd.Series, fmt: CsvFormat) -> np.ndarray:
     formatted = core.str.fullmatch(_FORMATTED).fillna(False).to_numpy(dtype=bool)
     if fmt.decimal != ".":  # a decimal point in a file read with --decimal ','
         formatted |= pd.to_numeric(core.where(core != "", "?"), errors="coerce").notna().to_numpy()
+    return plain, formatted, (core == text).to_numpy()
+
+
+def _formatted_cells(cells: pd.Series, fmt: CsvFormat) -> np.ndarray:
+    """Which cells are numbers written with formatting (thousands separators, a decimal
+    comma, a currency or percent sign, parentheses); the cells :func:`_formatting`
+    describes."""
+    plain, formatted, _ = _number_masks(cells, fmt)
     return plain | formatted
 
 
@@ -688,7 +693,7 @@ def _looks_numeric(values: pd.Series, fmt: CsvFormat | None) -> tuple[np.ndarray
     numbers, odd, _ = _odd_cells(values, fmt)
     if numbers and numbers >= odd:
         return (numeric_values(values, fmt), "numeric") if odd == 0 else (None, "mostly numbers, read as text")
-    if formatted_number_example(values) is not None:
+    if formatted_number_example(values, fmt) is not None:
         return None, "numbers written with formatting, read as text"
     return None, None
 
@@ -709,10 +714,6 @@ def unmasked_columns(frame: pd.DataFrame, masked: list, exclude: list, left_out:
         if named and entry["option"] is None:  # text: no option includes it, the warning still names it
             entry["reason"] += "; not in --variables"
     return found
-
-
-def _json_name(label: Any) -> Any:
-    return int(label) if isinstance(label, (int, np.integer)) else str(label)
 
 
 def csv_text(data: pd.DataFrame, fmt: CsvFormat | None = None) -> str:
