@@ -100,9 +100,11 @@ class Report:
         Why the utility and risk measures were left out although the original data were
         given (the command line after a Ctrl-C writes its outputs at once without them).
     unmasked : list of dict
-        Columns released unmasked that look like quasi-identifiers (numeric, or text that
-        holds numbers), each ``{"column", "reason", "option"}``: k-anonymity was not checked
-        on them. The command line fills it; the headline names them, its k-anonymity line says
+        Columns released unmasked that could identify or single out records (identifier-like
+        text, numeric columns left out, categories), each ``{"column", "reason", "option"}``
+        (``option`` None where no option masks it): k-anonymity was not checked on them.
+        :func:`report` fills it from the original data (the command line reads numbers held
+        as text in the file's format); the headline names them, its k-anonymity line says
         that the verdict holds for the masked columns only and how many were left unmasked, and
         ``to_dict()["k_anonymity"]["columns_left_unmasked"]`` counts them.
     across_groups : dict or None
